@@ -1,0 +1,342 @@
+"""Public surface of the reference: a Cluster that applies plain-data commands and returns
+plain-data outcomes (the wire contract of the suite)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from . import _controller as ctl
+from . import _tools as tools
+from ._catalog import DEFAULT_PROFILE, KRAFT, MV, Profile, load_profile
+from ._cluster import Image, Node, image_records, node_from_spec, parse_ranges, replay
+from ._errors import ERROR_CODES, INVALID_COMMAND, InputError, KafkaError
+
+OPS = (
+    "format", "restore_state", "version_mapping", "feature_dependencies", "register", "unregister",
+    "update_features", "describe", "api_versions", "features_tool", "add_metadata", "snapshot",
+    "load_snapshot", "load_coordinator", "state",
+)
+
+DEFAULT_CONTROLLER_ID = 3000
+_REGISTRATION_RECORDS = {"RegisterBrokerRecord", "UnregisterBrokerRecord", "RegisterControllerRecord"}
+
+
+class Cluster:
+    """A KRaft cluster: controller quorum (static voters), brokers, metadata log and image."""
+
+    def __init__(self, profile: str | None = None, cluster_id: str = "kfc-cluster-0000000000"):
+        self.default_software = load_profile(profile).name
+        self.cluster_id = cluster_id
+        self.controllers: dict[int, Node] = {
+            DEFAULT_CONTROLLER_ID: Node(DEFAULT_CONTROLLER_ID, "controller", self.default_software)}
+        self.voters: list[int] = [DEFAULT_CONTROLLER_ID]
+        self.static_quorum = True  # controller.quorum.voters set; a dynamic quorum has no static voter list
+        self.active_id = DEFAULT_CONTROLLER_ID
+        self.nodes: dict[int, Node] = {}  # brokers that have run (registered at least once)
+        self.log: list[dict[str, Any]] = []
+        self.image = Image()
+        self.formatted = False
+        self.latest_snapshot: dict[str, Any] | None = None
+        self._registrations = 0
+        self._support_key: tuple[Any, ...] | None = None
+        self._support: dict[str, tuple[int, int] | None] = {}
+        self._dispatch: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            op: getattr(self, f"_op_{op}") for op in OPS}
+
+    # -- plumbing ---------------------------------------------------------------------------
+    @property
+    def active_profile(self) -> Profile:
+        return self.controllers[self.active_id].profile
+
+    @property
+    def epoch(self) -> int:
+        return len(self.log) - 1
+
+    def append(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for r in records:
+            r = {**r, "offset": len(self.log)}
+            replay(self.image, r)
+            self.log.append(r)
+            out.append(r)
+            if r["type"] in _REGISTRATION_RECORDS:
+                self._registrations += 1
+        return out
+
+    def support_bounds(self, name: str) -> tuple[int, int] | None:
+        """Intersection of every range UpdateFeatures checks for `name` (None: the slow path must
+        run, e.g. a static voter has not registered).  Memoised until registrations change."""
+        img = self.image
+        key = (self._registrations, img.metadata_version >= 15, self.active_id, self.static_quorum)
+        if key != self._support_key:
+            self._support_key, self._support = key, {}
+        if name in self._support:
+            return self._support[name]
+        ranges = [self.controllers[self.active_id].ranges()] + [b["features"] for b in img.brokers.values()]
+        if key[1]:
+            ranges += [c["features"] for cid, c in img.controllers.items() if cid != self.active_id]
+            if self.static_quorum and any(v != self.active_id and v not in img.controllers for v in self.voters):
+                self._support[name] = None
+                return None
+        lo, hi = 0, 32767
+        for r in ranges:
+            a, b = r.get(name, (0, 0))
+            lo, hi = max(lo, a), min(hi, b)
+        self._support[name] = bounds = (lo, hi) if lo <= hi else None
+        return bounds
+
+    def ok(self, out: dict[str, Any]) -> dict[str, Any]:
+        out.update(error="NONE", error_code=0, message=None, rule=None)
+        return out
+
+    def err(self, out: dict[str, Any], error: str, message: str, rule: str) -> dict[str, Any]:
+        out.update(error=error, error_code=ERROR_CODES.get(error), message=message, rule=rule)
+        return out
+
+    def invalid(self, out: dict[str, Any], message: str) -> dict[str, Any]:
+        return self.err(out, INVALID_COMMAND, message, "CMD-01")
+
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Apply one command; never raises for bad input (INVALID_COMMAND outcome instead)."""
+        op = command.get("op") if isinstance(command, dict) else None
+        handler = self._dispatch.get(op) if isinstance(op, str) else None
+        if handler is None:
+            return self.invalid({"op": op}, f"unknown op {op!r}; known ops: {', '.join(OPS)}")
+        try:
+            return handler(command)
+        except KafkaError as e:
+            return self.err({"op": op}, e.error, e.message, e.rule)
+        except InputError as e:
+            return self.invalid({"op": op}, str(e))
+        except (KeyError, TypeError, ValueError) as e:
+            return self.invalid({"op": op}, f"malformed {op} command: {type(e).__name__}: {e}")
+
+    def tool_profile(self, cmd: dict[str, Any]) -> Profile:
+        return load_profile(cmd["profile"]) if cmd.get("profile") else self.active_profile
+
+    def node(self, node_id: Any) -> Node | None:
+        if node_id in self.controllers:
+            return self.controllers[node_id]
+        return self.nodes.get(node_id)
+
+    # -- ops --------------------------------------------------------------------------------
+    def _op_format(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        specs = cmd.get("controllers") or [{"id": DEFAULT_CONTROLLER_ID}]
+        controllers = [node_from_spec(s, "controller", cmd.get("software", self.default_software)) for s in specs]
+        p = load_profile(cmd["profile"]) if cmd.get("profile") else controllers[0].profile
+        out: dict[str, Any] = {"op": "format", "profile": p.name}
+        mv, levels, dynamic = tools.format_levels(p, cmd)
+        records = tools.bootstrap_records(mv, levels)
+        self.controllers = {n.id: n for n in controllers}
+        self.voters = [n.id for n in controllers]
+        self.static_quorum = not dynamic
+        self.active_id = controllers[0].id
+        self.nodes = {}
+        self.log = []
+        self.image = Image()
+        self._registrations += 1
+        self.image.kraft_version = levels.get(KRAFT, 0)
+        self.formatted = True
+        out["records"] = self.append(records)
+        out["metadata_version"] = {"level": mv.level, "name": mv.name}
+        out["levels"] = dict(sorted(levels.items()))
+        out["dynamic_quorum"] = dynamic
+        out["lines"] = [f"{MV}={mv.level} ({mv.name})"] + [f"{n}={lv}" for n, lv in levels.items()]
+        return self.ok(out)
+
+    def _op_restore_state(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Start from stated finalized levels (a state captured from a real cluster); no tool checks."""
+        specs = cmd.get("controllers") or [{"id": DEFAULT_CONTROLLER_ID}]
+        controllers = [node_from_spec(s, "controller", self.default_software) for s in specs]
+        mv = int(cmd["metadata_version"])
+        if controllers[0].profile.mv(mv) is None:
+            raise InputError(f"restore_state: metadata.version {mv} is unknown to {controllers[0].profile.name}")
+        self.controllers = {n.id: n for n in controllers}
+        self.voters = [n.id for n in controllers]
+        self.active_id = controllers[0].id
+        self.nodes, self.log, self.image, self.formatted = {}, [], Image(), True
+        self._registrations += 1
+        self.image.kraft_version = int(cmd.get("kraft_version", 0))
+        self.static_quorum = not self.image.kraft_version
+        finalized = {str(k): int(v) for k, v in (cmd.get("finalized") or {}).items()}
+        recs = [{"type": "FeatureLevelRecord", "name": MV, "level": mv}]
+        recs += [{"type": "FeatureLevelRecord", "name": n, "level": lv} for n, lv in sorted(finalized.items()) if lv]
+        pad = int(cmd.get("epoch", 0)) - len(recs) + 1
+        recs += [{"type": "NoOpRecord"}] * max(0, pad)  # reach the captured epoch
+        out = {"op": "restore_state", "records": self.append(recs)}
+        return self.ok(out)
+
+    def _op_version_mapping(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return self.ok({"op": "version_mapping", **tools.version_mapping(self.tool_profile(cmd), cmd)})
+
+    def _op_feature_dependencies(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return self.ok({"op": "feature_dependencies", **tools.feature_dependencies(self.tool_profile(cmd), cmd)})
+
+    def _op_register(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        role = cmd.get("role", "broker")
+        if role not in ("broker", "controller"):
+            raise InputError(f"register: role must be broker or controller, not {role!r}")
+        if not self.formatted:
+            raise InputError("register: the cluster is not formatted yet (send format or restore_state first)")
+        node_id = cmd.get("node")
+        spec: dict[str, Any] = {"id": node_id}
+        if cmd.get("ranges") is not None:
+            spec["ranges"] = cmd["ranges"]
+        else:
+            prev = self.node(node_id)
+            default = prev.software if prev is not None and prev.role == role else self.default_software
+            spec["software"] = cmd.get("software") or default
+            spec["unstable"] = cmd.get("unstable", False)
+        if role == "broker" and node_id in self.controllers:
+            raise InputError(f"register: node {node_id} is a controller")
+        node = node_from_spec(spec, role, self.default_software)
+        if role == "broker":
+            return ctl.register_broker(self, cmd, node)
+        return ctl.register_controller(self, cmd, node)
+
+    def _op_unregister(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        node_id = cmd.get("node")
+        out: dict[str, Any] = {"op": "unregister", "node": node_id}
+        if node_id not in self.image.brokers:
+            return self.err(out, "BROKER_ID_NOT_REGISTERED", f"Broker ID {node_id} is not currently registered",
+                            "KIP584-REG-05")
+        out["records"] = self.append([{"type": "UnregisterBrokerRecord", "broker_id": node_id}])
+        return self.ok(out)
+
+    def _op_update_features(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        if not self.formatted:
+            raise InputError("update_features: the cluster is not formatted yet")
+        for u in cmd.get("updates", []):
+            if not isinstance(u.get("feature"), str) or not isinstance(u.get("level"), int):
+                raise InputError(f"update_features: each update needs 'feature' (string) and 'level' (int): {u!r}")
+        before, mv_before = self.epoch, self.image.metadata_version
+        out = ctl.update_features(self, cmd)
+        out["epoch"] = self.epoch
+        out["epoch_before"] = before
+        if self.active_profile.b("kip1155") and self.image.metadata_version < mv_before:
+            # KIP-1155: replaying the downgrade record triggers a snapshot at the new version.
+            out["snapshot"] = self.latest_snapshot = self._op_snapshot({})["snapshot"]
+        return out
+
+    def finalized_view(self, p: Profile | None = None) -> dict[str, int]:
+        """Finalized levels as nodes report them: MV plus non-zero levels (and the raft kraft.version)."""
+        fin = {MV: self.image.metadata_version}
+        fin.update({k: v for k, v in self.image.finalized.items() if v and k != KRAFT})
+        if self.image.kraft_version:
+            # Brokers report kraft.version from the raft layer, whatever FeatureLevelRecords say.
+            fin[KRAFT] = self.image.kraft_version
+        return dict(sorted(fin.items()))
+
+    def _op_api_versions(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        node_id = cmd.get("node", self.active_id)
+        out: dict[str, Any] = {"op": "api_versions", "node": node_id}
+        node = self.node(node_id)
+        if node is None or (node.role == "broker" and node_id not in self.image.brokers):
+            return self.invalid(out, f"node {node_id} is not running in this cluster")
+        p = node.profile
+        vmax = p.b("api_versions_max_version")
+        version = cmd.get("version", vmax)
+        out["version"] = version
+        if not isinstance(version, int) or not 0 <= version <= vmax:
+            return self.err(out, "UNSUPPORTED_VERSION", f"ApiVersions version {version} is not supported by node "
+                            f"{node_id} ({p.name}: 0-{vmax})", "KIP584-API-03")
+        if version < 3:
+            out.update(supported=None, finalized=None, epoch=None)  # features are v3+ tagged fields
+            return self.ok(out)
+        ranges = node.ranges()
+        if version < 4 and (p.b("min0_ranges_below_v4") == "omit" or node.explicit_ranges is not None):
+            ranges = {k: v for k, v in ranges.items() if v[0] != 0}
+        out["supported"] = {k: list(v) for k, v in sorted(ranges.items())}
+        out["finalized"] = self.finalized_view(self.active_profile)
+        out["epoch"] = self.epoch
+        return self.ok(out)
+
+    def _op_describe(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Admin.describeFeatures / kafka-features describe, through ApiVersions to one node."""
+        av = self._op_api_versions({**cmd, "op": "api_versions"})
+        out = {**av, "op": "describe"}
+        if av["error"] != "NONE" or av["supported"] is None:
+            return out
+        p = self.active_profile
+        lines = []
+        for name, (lo, hi) in av["supported"].items():
+            fin = av["finalized"].get(name, 0)
+            if name == MV:
+                lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
+            else:
+                lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
+            lines.append(f"Feature: {name}\tSupportedMinVersion: {lo_s}\tSupportedMaxVersion: {hi_s}\t"
+                         f"FinalizedVersionLevel: {fin_s}\tEpoch: {av['epoch']}")
+        out["lines"] = lines
+        return out
+
+    def _op_features_tool(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        from ._features_tool import features_tool
+
+        return features_tool(self, cmd)
+
+    def _op_add_metadata(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        return ctl.add_metadata(self, cmd)
+
+    def _op_snapshot(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        p = self.active_profile
+        level = int(cmd.get("metadata_version", self.image.metadata_version))
+        out: dict[str, Any] = {"op": "snapshot", "metadata_version": level}
+        if p.mv(level) is None:
+            return self.invalid(out, f"snapshot: metadata.version {level} is unknown to {p.name}")
+        from ._cluster import PAYLOAD_KINDS
+
+        image = self.image.copy()
+        lost = [pl for pl in image.payload if PAYLOAD_KINDS[pl["kind"]][1] > level]
+        if lost and not cmd.get("allow_loss", False):
+            return self.err(out, "INVALID_UPDATE_VERSION", f"A snapshot at {p.mv_name(level)} cannot express "
+                            f"{len(lost)} record(s) of {', '.join(sorted({x['kind'] for x in lost}))}.", "SNAP-01")
+        image.payload = [pl for pl in image.payload if pl not in lost]
+        image.metadata_version = level
+        out["snapshot"] = {"metadata_version": level, "end_offset": self.epoch, "records": image_records(image),
+                           "cluster_id": self.cluster_id}
+        out["lost"] = lost
+        return self.ok(out)
+
+    def _op_load_snapshot(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        snap = cmd["snapshot"]
+        image = Image()
+        for r in snap["records"]:
+            replay(image, r)
+        end = int(snap["end_offset"])
+        self.image = image
+        self._registrations += 1
+        # Offsets before the snapshot are compacted away; keep the epoch where the snapshot ends.
+        self.log = [{"type": "SnapshotMarker", "offset": i} for i in range(end + 1)]
+        self.formatted = True
+        return self.ok({"op": "load_snapshot", "epoch": self.epoch})
+
+    def _op_load_coordinator(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        from .coordinator import load_coordinator
+
+        node = self.node(cmd.get("node")) if cmd.get("node") is not None else None
+        profile = node.profile.name if node is not None else self.active_profile.name
+        return load_coordinator(profile, cmd)
+
+    def _op_state(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        img = self.image
+        return self.ok({
+            "op": "state", "profile": self.active_profile.name, "formatted": self.formatted,
+            "metadata_version": img.metadata_version, "finalized": self.finalized_view(self.active_profile),
+            "kraft_version": img.kraft_version, "epoch": self.epoch, "voters": list(self.voters),
+            "active_controller": self.active_id,
+            "brokers": {str(b): {k: list(v) for k, v in sorted(r["features"].items())}
+                        for b, r in sorted(img.brokers.items())},
+            "controllers": {str(c): {k: list(v) for k, v in sorted(r["features"].items())}
+                            for c, r in sorted(img.controllers.items())},
+            "payload": copy.deepcopy(img.payload),
+        })
+
+
+def apply(cluster: Cluster, command: dict[str, Any]) -> dict[str, Any]:
+    return cluster.apply(command)
+
+
+__all__ = ["DEFAULT_PROFILE", "OPS", "Cluster", "apply", "parse_ranges"]
