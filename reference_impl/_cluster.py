@@ -121,7 +121,7 @@ def replay(image: Image, record: dict[str, Any]) -> None:
         image.brokers[record["broker_id"]] = {
             "incarnation": record["incarnation"],
             "features": {k: tuple(v) for k, v in record["features"].items()},
-            "epoch": record["offset"],
+            "epoch": record.get("epoch", record["offset"]),
             "fenced": True,
         }
     elif t == "UnregisterBrokerRecord":
@@ -133,6 +133,8 @@ def replay(image: Image, record: dict[str, Any]) -> None:
         }
     elif t == "KRaftVersionRecord":
         image.kraft_version = record["level"]
+    elif t == "ConfigRecord":
+        pass  # configs are outside the model; the record still moves the epoch
     elif t == "NoOpRecord":
         if "kraft_version" in record:  # 4.x: a kraft.version upgrade lands in the raft log; this marks its offset
             image.kraft_version = record["kraft_version"]

@@ -41,7 +41,16 @@ def range_reason(who: str, r: tuple[int, int] | None, level: int) -> str | None:
         return None
     if hi == 0:
         return f"{who} does not support this feature."
-    return f"{who} only supports versions {lo}-{hi}"
+    return f"{who} only supports versions {version_range(lo, hi)}"
+
+
+def version_range(lo: int, hi: int) -> str:
+    """VersionRange.toString: "3" for a single version, "26+" for an open-ended range."""
+    if lo == hi:
+        return str(lo)
+    if hi == 32767:
+        return f"{lo}+"
+    return f"{lo}-{hi}"
 
 
 class UpdateContext:
@@ -366,19 +375,24 @@ def register_broker(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str, An
             return c.err(out, "UNSUPPORTED_VERSION", unable_to_register(style, MV, finalized[MV], 1, 1),
                          "KIP584-REG-07")
     if style in ("3.9", "4x"):
-        for name, level in sorted(finalized.items()):
+        for name in java_hashmap_order(list(finalized)):  # the controller walks its HashMap
+            level = finalized[name]
             if name not in sent and name != MV and level != 0:
                 return c.err(out, "UNSUPPORTED_VERSION", unable_to_register(style, name, level, 0, 0),
                              "KIP584-REG-02")
     stored = dict(sent)
     if MV not in stored:
         stored[MV] = (1, 1)
+    # 3.9+ keeps the broker epoch when the same incarnation registers again (an amend).
+    keep_epoch = existing is not None and existing["incarnation"] == incarnation and style in ("3.9", "4x")
     rec = {"type": "RegisterBrokerRecord", "broker_id": node.id, "incarnation": incarnation,
            "features": {k: list(v) for k, v in sorted(stored.items())}}
     c.nodes[node.id] = node
+    if keep_epoch and existing is not None:
+        rec["epoch"] = existing["epoch"]
     appended = c.append([rec])
     out["records"] = appended
-    out["broker_epoch"] = appended[0]["offset"]
+    out["broker_epoch"] = c.image.brokers[node.id]["epoch"]
     return c.ok(out)
 
 
@@ -401,7 +415,7 @@ def register_controller(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str
         reason = range_reason(f"Controller {node.id}", ranges.get(name), level)
         if reason:
             return c.err(out, "UNKNOWN_SERVER_ERROR", f"Controller {node.id} cannot replay {name} level {level}: "
-                         f"{reason}", "KIP584-REG-01")
+                         f"{reason}", "KIP584-REPLAY-01")
     incarnation = cmd.get("incarnation") or f"c{node.id}-{len(c.log)}"
     rec = {"type": "RegisterControllerRecord", "controller_id": node.id, "incarnation": incarnation,
            "features": {k: list(v) for k, v in sorted(ranges.items())}}

@@ -296,13 +296,18 @@ def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
         raise ToolError("argument --feature/-f is required", "KIP1022-DEP-02")
     lines: list[str] = []
     deps_out: dict[str, dict[str, int]] = {}
+    trims = p.b("mv_parse_style") == "4.2"  # 4.2 splits with a limit and trims; 4.0/4.1 do neither
     for item in items:
-        name, _, raw = item.partition("=")
-        if "=" not in item:
+        if item.count("=") != 1 and not (trims and "=" in item):
+            # 4.0/4.1 die with scala.MatchError here; the 4.2 text is the clear equivalent.
             raise ToolError(f"Invalid feature format: {item}. Expected format: 'feature=version' "
                             "(e.g. 'group.version=1')", "KIP1022-DEP-02")
-        name, raw = name.strip(), raw.strip()
+        name, _, raw = item.partition("=")
+        if trims:
+            name, raw = name.strip(), raw.strip()
         try:
+            if raw != raw.strip() or not raw:
+                raise ValueError  # Scala's toShort rejects surrounding blanks
             level = int(raw)
             if not -32768 <= level <= 32767:
                 raise ValueError

@@ -234,7 +234,8 @@ class Cluster:
         out: dict[str, Any] = {"op": "api_versions", "node": node_id}
         node = self.node(node_id)
         if node is None or (node.role == "broker" and node_id not in self.image.brokers):
-            return self.invalid(out, f"node {node_id} is not running in this cluster")
+            return self.err(out, "NETWORK_EXCEPTION", f"Node {node_id} is not running in this cluster",
+                            "KIP584-API-04")
         p = node.profile
         vmax = p.b("api_versions_max_version")
         version = cmd.get("version", vmax)

@@ -43,6 +43,7 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP584-REG-04", "registration", "a second live registration of the same id fails with DUPLICATE_BROKER_REGISTRATION"),
     ("KIP584-REG-05", "registration", "unregistering a broker that is not registered fails with BROKER_ID_NOT_REGISTERED"),
     ("KIP584-REG-06", "registration", "a BrokerRegistration version above the controller's maximum fails with UNSUPPORTED_VERSION"),
+    ("KIP584-REPLAY-01", "registration", "a controller whose software cannot replay a finalized level cannot start"),
     ("KIP584-REG-07", "registration", "without a metadata.version range (3.x) the broker is taken to support only the minimum KRaft version"),
     # --- KIP-778: metadata.version -----------------------------------------------------------
     ("KIP778-MV-01", "update", "an unknown metadata.version level is rejected"),
@@ -74,7 +75,6 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP1022-MAP-02", "tools", "version-mapping rejects an unknown release version"),
     ("KIP1022-DEP-01", "tools", "feature-dependencies prints each level's dependencies"),
     ("KIP1022-DEP-02", "tools", "feature-dependencies rejects an unknown feature or level"),
-    ("KIP1022-TOOL-01", "tools", "a release without the command rejects version-mapping / feature-dependencies"),
     ("KIP1022-TOOL-02", "tools", "kafka-features --release-version cannot be combined with --feature or --metadata"),
     ("KIP1022-TOOL-03", "tools", "kafka-features rejects a repeated or malformed --feature"),
     ("KIP1022-TOOL-04", "tools", "kafka-features upgrade --release-version sends the defaults, skipping level 0"),

@@ -8,8 +8,9 @@ rule in reference_impl.rules has both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -1,0 +1,339 @@
+"""Behaviour profiles (fixtures/catalogs/*.json): schema, agreement with the primary dumps, and
+internal consistency.
+
+The dumps in ../shared/kafka-catalogs were produced by running each release's own Java code
+(facts §11); a profile derived from a dump must restate it exactly.  kafka-4.1 follows 4.1.1.
+kafka-4.3 and kip-1155 have no dump: they are the 4.2.0 dump plus the edits listed in
+scripts/catalog_overlays.toml, and are marked unverified.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reference_impl import InputError, _catalog, load_profile, profile_names
+from tests.conftest import SHARED
+
+ROOT = Path(__file__).resolve().parents[1]
+DUMPS = SHARED / "kafka-catalogs"
+MV = "metadata.version"
+
+ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2", "kafka-4.3", "kip-1155"]
+DUMP_OF = {
+    "kafka-3.7": "kafka-3.7.0.json",
+    "kafka-3.8": "kafka-3.8.0.json",
+    "kafka-3.9": "kafka-3.9.0.json",
+    "kafka-4.0": "kafka-4.0.0.json",
+    "kafka-4.1": "kafka-4.1.1.json",  # the minor profile follows its newest patch
+    "kafka-4.2": "kafka-4.2.0.json",
+}
+UNVERIFIED = {"kafka-4.3", "kip-1155"}
+
+
+def _dump(name: str) -> dict[str, Any]:
+    if not DUMPS.is_dir():
+        pytest.fail(f"primary catalogue dumps not found at {DUMPS}: the tests need ../shared/kafka-catalogs "
+                    f"beside the clone (CI provides it); they are not optional", pytrace=False)
+    path = DUMPS / name
+    if not path.is_file():
+        pytest.fail(f"primary catalogue dump {path} is missing", pytrace=False)
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def dumps() -> dict[str, dict[str, Any]]:
+    return {profile: _dump(file) for profile, file in DUMP_OF.items()}
+
+
+def _raw(name: str) -> dict[str, Any]:
+    return json.loads((ROOT / "fixtures" / "catalogs" / f"{name}.json").read_text())
+
+
+# -- loading and schema ---------------------------------------------------------------------------
+
+def test_all_profiles_present() -> None:
+    assert list(profile_names()) == ALL_PROFILES
+
+
+@pytest.mark.parametrize("name", ALL_PROFILES)
+def test_profile_loads_and_validates(name: str) -> None:
+    import jsonschema
+
+    schema = json.loads((ROOT / "fixtures" / "schema" / "profile.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(_raw(name))
+    p = load_profile(name)
+    assert p.name == name
+
+
+def test_default_profile_is_kafka_42() -> None:
+    assert load_profile(None).name == "kafka-4.2"
+
+
+def test_unknown_profile_is_input_error() -> None:
+    with pytest.raises(InputError, match="Unknown profile 'nope'"):
+        load_profile("nope")
+
+
+def test_derive_catalogs_check_passes() -> None:
+    if not DUMPS.is_dir():
+        pytest.fail(f"primary catalogue dumps not found at {DUMPS}", pytrace=False)
+    r = subprocess.run([sys.executable, "scripts/derive_catalogs.py", "--check"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60, check=False)
+    assert r.returncode == 0, r.stderr
+
+
+# -- agreement with the dumps -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(DUMP_OF))
+def test_metadata_version_table_matches_dump(name: str, dumps: dict[str, dict[str, Any]]) -> None:
+    d = dumps[name]["metadata_version"]
+    p = load_profile(name)
+    kraft = [v for v in d["versions"] if v["feature_level"] >= 1]
+    pre = [v["version"] for v in d["versions"] if v["feature_level"] < 1]
+    assert [(v.level, v.name, v.release, v.did_metadata_change, v.production) for v in
+            (p.versions[lv] for lv in p.mv_levels)] == \
+        [(v["feature_level"], v["version"], v["release"], v["did_metadata_change"], v["is_production"]) for v in kraft]
+    assert list(p.pre_kraft) == pre
+    minimum = d.get("MINIMUM_VERSION", d["MINIMUM_KRAFT_VERSION"])
+    assert p.mv_minimum == minimum["feature_level"]
+    assert p.mv_minimum_bootstrap == d["MINIMUM_BOOTSTRAP_VERSION"]["feature_level"]
+    assert p.mv_latest_production == d["LATEST_PRODUCTION"]["feature_level"]
+    assert p.mv_name(p.mv_latest_production) == d["LATEST_PRODUCTION"]["version"]
+    assert p.mv_latest_testing == d["latest_testing"]["feature_level"]
+    assert p.mv_name(p.mv_latest_testing) == d["latest_testing"]["version"]
+
+
+@pytest.mark.parametrize("name", list(DUMP_OF))
+def test_features_match_dump(name: str, dumps: dict[str, dict[str, Any]]) -> None:
+    dump = dumps[name]
+    p = load_profile(name)
+    assert list(p.features) == [f["name"] for f in dump["features"]]
+    assert list(p.production_feature_order) == dump["PRODUCTION_FEATURE_NAMES"]
+    for f in dump["features"]:
+        feat = p.features[f["name"]]
+        assert feat.production == f["in_production_features"], f["name"]
+        assert feat.latest_production == f["latest_production"], f["name"]
+        assert feat.latest_testing == f["latest_testing"], f["name"]
+        assert sorted(feat.levels) == [lv["level"] for lv in f["levels"]], f["name"]
+        for lv in f["levels"]:
+            mine = feat.levels[lv["level"]]
+            assert mine.bootstrap_metadata_version == lv["bootstrap_metadata_version"]["feature_level"], \
+                (f["name"], lv["level"])
+            assert mine.dependencies == lv["dependencies"], (f["name"], lv["level"])
+
+
+@pytest.mark.parametrize("name", list(DUMP_OF))
+def test_default_level_matches_dump_for_every_metadata_version(name: str,
+                                                              dumps: dict[str, dict[str, Any]]) -> None:
+    dump = dumps[name]
+    p = load_profile(name)
+    level_of = {v["version"]: v["feature_level"] for v in dump["metadata_version"]["versions"]}
+    checked = 0
+    for f in dump["features"]:
+        feat = p.features[f["name"]]
+        for mv_name, expected in f["default_level_by_metadata_version"].items():
+            assert feat.default_level(level_of[mv_name]) == expected, (f["name"], mv_name)
+            checked += 1
+    if dump["features"]:
+        assert checked > 0
+
+
+@pytest.mark.parametrize("name", list(DUMP_OF))
+def test_default_supported_features_match_dump(name: str, dumps: dict[str, dict[str, Any]]) -> None:
+    d = dumps[name]["default_supported_features"]
+    p = load_profile(name)
+    for role in ("controller", "broker"):
+        for kind, unstable in (("production", False), ("unstable", True)):
+            assert p.supported(role, unstable) == {k: tuple(v) for k, v in d[f"{role}_{kind}"].items()}, (role, kind)
+
+
+def _without(raw: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in raw.items() if k not in keys}
+
+
+@pytest.mark.parametrize("name", sorted(UNVERIFIED))
+def test_undumped_profiles_are_the_42_dump_plus_listed_edits(name: str) -> None:
+    """kafka-4.3 / kip-1155 = 4.2.0 tables + the overlay edits: 4.3-IV0 (30) production with
+    didMetadataChange=true (facts §1.1, DOC-4.3); kip-1155 adds 4.4-IV0 (31) as production."""
+    base, mine = _raw("kafka-4.2"), _raw(name)
+    assert mine["features"] == base["features"]
+    assert mine["production_feature_order"] == base["production_feature_order"]
+    top = 31 if name == "kip-1155" else 30
+    mvb, mvm = base["metadata_version"], mine["metadata_version"]
+    assert mvm["latest_production"] == top and mvm["latest_testing"] == top
+    by_level = {v["level"]: v for v in mvm["versions"]}
+    for v in mvb["versions"]:
+        expect = dict(v)
+        if v["level"] == 30:
+            expect.update(did_metadata_change=True, production=True)
+        assert by_level[v["level"]] == expect
+    if name == "kip-1155":
+        assert by_level[31] == {"level": 31, "name": "4.4-IV0", "release": "4.4", "did_metadata_change": False,
+                                "production": True}
+    assert sorted(by_level) == list(range(7, top + 1))
+    for role in ("controller", "broker"):
+        for kind in ("production", "unstable"):
+            ranges = dict(base["supported"][role]["unstable"])  # 4.3 makes streams/MV 30 production
+            ranges[MV] = [7, top]
+            assert mine["supported"][role][kind] == ranges, (role, kind)
+
+
+# -- internal consistency --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ALL_PROFILES)
+def test_metadata_version_levels_dense_and_flags_consistent(name: str) -> None:
+    p = load_profile(name)
+    levels = p.mv_levels
+    assert levels == list(range(levels[0], levels[-1] + 1)), "metadata.version levels must be dense"
+    assert levels[0] == p.mv_minimum
+    assert levels[-1] == p.mv_latest_testing
+    assert p.mv_minimum <= p.mv_minimum_bootstrap <= p.mv_latest_production <= p.mv_latest_testing
+    for lv in levels:
+        assert p.versions[lv].production == (lv <= p.mv_latest_production), lv
+        assert p.versions[lv].name.startswith(p.versions[lv].release + "-IV"), lv
+    assert len({v.name for v in p.versions.values()}) == len(levels)
+
+
+@pytest.mark.parametrize("name", ALL_PROFILES)
+def test_dependencies_point_at_real_features_and_levels(name: str) -> None:
+    p = load_profile(name)
+    for f in p.features.values():
+        for lv in f.levels.values():
+            assert lv.bootstrap_metadata_version in p.versions, (f.name, lv.level)
+            for dep, dl in lv.dependencies.items():
+                if dep == MV:
+                    assert dl in p.versions, (f.name, lv.level, dep, dl)
+                else:
+                    assert dep in p.features and dl in p.features[dep].levels, (f.name, lv.level, dep, dl)
+
+
+@pytest.mark.parametrize("name", ALL_PROFILES)
+def test_production_features_consistent(name: str) -> None:
+    """The KAFKA-18052 static checks, for the production features (the unit.test.* enums of 4.x are
+    deliberately inconsistent test fixtures and are not held to them)."""
+    p = load_profile(name)
+    assert set(p.production_feature_order) == {f.name for f in p.features.values() if f.production}
+    lp_mv = p.mv_latest_production
+    for fname in p.production_feature_order:
+        f = p.features[fname]
+        assert f.latest_production in f.levels and f.latest_testing in f.levels, fname
+        assert f.latest_production <= f.latest_testing, fname
+        assert f.latest_production >= f.default_level(lp_mv), fname
+        for dep, dl in f.levels[f.latest_production].dependencies.items():
+            if dep == MV:
+                assert dl <= lp_mv, (fname, dep, dl)
+            else:
+                assert dl <= p.features[dep].latest_production, (fname, dep, dl)
+        # default values' dependencies are met by the other defaults at each production MV
+        for mv in range(p.mv_minimum, lp_mv + 1):
+            d = f.default_level(mv)
+            for dep, dl in f.levels[d].dependencies.items():
+                have = mv if dep == MV else p.features[dep].default_level(mv)
+                assert have >= dl, (fname, mv, dep, dl)
+
+
+@pytest.mark.parametrize("name", ALL_PROFILES)
+def test_supported_ranges_consistent_with_latest_levels(name: str) -> None:
+    """Default supported ranges: metadata.version [minimum, LP] / [minimum, latest testing]; a production
+    feature [its lowest level, LP] / [lowest, latest testing], left out when the top would be 0."""
+    p = load_profile(name)
+    for role in ("controller", "broker"):
+        for unstable in (False, True):
+            ranges = p.supported(role, unstable)
+            assert ranges[MV] == (p.mv_minimum, p.mv_latest_testing if unstable else p.mv_latest_production)
+            expect = {MV: ranges[MV]}
+            for fname in p.production_feature_order:
+                f = p.features[fname]
+                top = f.latest_testing if unstable else f.latest_production
+                if top > 0:
+                    expect[fname] = (min(f.levels), top)
+            assert ranges == expect, (role, unstable)
+
+
+@pytest.mark.parametrize("name", ALL_PROFILES)
+def test_verified_flag(name: str) -> None:
+    p = load_profile(name)
+    assert p.verified is (name not in UNVERIFIED)
+    if name in UNVERIFIED:
+        assert "unverified" in p.release or "not shipped" in p.release or p.note
+
+
+def test_kip1155_has_production_downgrade_capable_level_31() -> None:
+    p = load_profile("kip-1155")
+    assert p.b("kip1155") is True
+    assert p.b("kip1155_downgrade_capable_level") == 31
+    v31 = p.mv(31)
+    assert v31 is not None and v31.production
+    assert p.mv_latest_production == 31
+    # KIP-1155 rule 2: never below 3.7-IV0
+    assert p.mv_name(p.b("kip1155_minimum_downgrade_level")) == "3.7-IV0"
+    for other in ALL_PROFILES:
+        if other != "kip-1155":
+            assert load_profile(other).b("kip1155") is False
+            assert load_profile(other).mv(31) is None
+
+
+def test_kafka_43_is_42_with_30_production() -> None:
+    p = load_profile("kafka-4.3")
+    v30, v30_in_42 = p.mv(30), load_profile("kafka-4.2").mv(30)
+    assert v30 is not None and v30_in_42 is not None
+    assert p.mv_latest_production == 30 and v30.name == "4.3-IV0"
+    assert v30.did_metadata_change is True
+    assert v30_in_42.did_metadata_change is False  # tools-notes Differences 12
+
+
+# -- corrupted profile files -------------------------------------------------------------------------
+
+@pytest.fixture
+def catalog_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A private catalogue directory for the loader; caches are cleared before and after."""
+    monkeypatch.setattr(_catalog, "_catalog_dir", lambda: tmp_path)
+    _catalog.profile_names.cache_clear()
+    _catalog.load_profile.cache_clear()
+    yield tmp_path
+    _catalog.profile_names.cache_clear()
+    _catalog.load_profile.cache_clear()
+
+
+def test_corrupted_profile_names_file_and_path(catalog_dir: Path) -> None:
+    raw = _raw("kafka-4.2")
+    raw["metadata_version"]["versions"][3]["level"] = "eleven"
+    (catalog_dir / "kafka-4.2.json").write_text(json.dumps(raw))
+    with pytest.raises(InputError) as e:
+        load_profile("kafka-4.2")
+    msg = str(e.value)
+    assert "kafka-4.2.json" in msg
+    assert "metadata_version/versions/3/level" in msg
+
+
+def test_profile_missing_required_key(catalog_dir: Path) -> None:
+    raw = _raw("kafka-4.0")
+    del raw["features"][1]["latest_production"]
+    (catalog_dir / "kafka-4.0.json").write_text(json.dumps(raw))
+    with pytest.raises(InputError) as e:
+        load_profile("kafka-4.0")
+    assert "kafka-4.0.json" in str(e.value)
+    assert "features/1" in str(e.value)
+    assert "latest_production" in str(e.value)
+
+
+def test_profile_not_json(catalog_dir: Path) -> None:
+    shutil.copy(ROOT / "fixtures" / "catalogs" / "kafka-3.9.json", catalog_dir / "kafka-3.9.json")
+    (catalog_dir / "kafka-3.9.json").write_text('{"name": "kafka-3.9",')
+    with pytest.raises(InputError) as e:
+        load_profile("kafka-3.9")
+    assert "kafka-3.9.json" in str(e.value)
+
+
+def test_schema_validator_rejects_bad_behaviour_value() -> None:
+    raw = _raw("kafka-3.8")
+    raw["behaviour"]["format_style"] = "5.0"
+    errors = list(_catalog._validator().iter_errors(raw))
+    assert errors and [list(e.path) for e in errors] == [["behaviour", "format_style"]]
