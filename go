@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # One entry point that sets everything up on a fresh machine, then runs what you asked for.
-#   ./go check [ARGS]   the main job (today: the reference tour; `kfc check` once the suite lands)
+#   ./go check [ARGS]   the main job: `kfc check ARGS` (the suite against the embedded reference by
+#                       default), then `kfc report` (HTML); exits with kfc check's status
 #   ./go test  [ARGS]   the project's tests (what CI runs)
 #   ./go kfc   [ARGS]   any kfc command inside the project's environment
 #   ./go bench          the benchmarks
+# `check` and `kfc report` also install the npm packages (the Allure CLI that renders HTML reports) into
+# ./node_modules with `npm ci` when package.json / package-lock.json changed; this needs Node.js >= 20.
+# `test` does not: tests/test_report.py installs them itself when it runs.
+#   KFC_NO_NPM=1        skip the npm step (no Node.js here; only the HTML report is unavailable)
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${KFC_VENV:-.venv}"
@@ -20,12 +25,43 @@ setup() {
   echo "$want" > "$stamp"
 }
 
+# Same stamp file and hash as conformance/report.py:ensure_allure, so either may do the install.
+ensure_node_modules() {
+  if [ "${KFC_NO_NPM:-}" = 1 ]; then return; fi
+  local want_npm missing=""
+  want_npm="$(cat package.json package-lock.json | sha256sum | cut -c1-16)"
+  if [ -x node_modules/.bin/allure ] && [ "$(cat node_modules/.kfc-npm-stamp 2>/dev/null)" = "$want_npm" ]; then
+    return
+  fi
+  command -v node >/dev/null || missing="node"
+  command -v npm >/dev/null || missing="${missing:+$missing and }npm"
+  if [ -n "$missing" ]; then
+    echo "[go] error: $missing not found on PATH: HTML reports need Node.js >= 20 with npm" \
+         "(set KFC_NO_NPM=1 to run without them)" >&2
+    exit 1
+  fi
+  echo "[go] installing node_modules (the Allure CLI, from npm) ..." >&2
+  # --ignore-scripts: no package in the lock needs install scripts, and none may download binaries.
+  npm ci --no-audit --no-fund --ignore-scripts >&2
+  echo "$want_npm" > node_modules/.kfc-npm-stamp
+}
+
 cmd="${1:-check}"; shift || true
 setup
 case "$cmd" in
-  check) exec "$VENV/bin/kfc" tour "$@" ;;
+  check) ensure_node_modules
+         report=reports/latest; prev=""
+         for a in "$@"; do [ "$prev" = --report ] && report="$a"; prev="$a"; done
+         set +e
+         "$VENV/bin/kfc" check "$@"; rc=$?
+         if [ "${KFC_NO_NPM:-}" != 1 ] && [ -d "$report/allure-results" ]; then
+           "$VENV/bin/kfc" report "$report" || rc=1
+         fi
+         exit $rc ;;
   test)  exec "$VENV/bin/python" -m pytest "$@" ;;
-  kfc)   exec "$VENV/bin/kfc" "$@" ;;
+  kfc)   if [ "${1:-}" = report ]; then ensure_node_modules; fi
+         exec "$VENV/bin/kfc" "$@" ;;
+  tour)  exec "$VENV/bin/kfc" tour "$@" ;;
   bench) exec "$VENV/bin/python" -m benchmarks.reference "$@" ;;
-  *) echo "usage: ./go check|test|kfc|bench [ARGS]" >&2; exit 2 ;;
+  *) echo "usage: ./go check|test|kfc|tour|bench [ARGS]" >&2; exit 2 ;;
 esac

@@ -59,9 +59,8 @@ class ReferenceTarget(Target):
     def reset(self, profile: str | None = None) -> None:
         from reference_impl import Cluster
 
-        if profile:
-            self.profile = profile
-        self.cluster = Cluster(self.profile)
+        self.cluster = Cluster(profile or self.profile)  # raises on a bad profile before anything changes
+        self.profile = self.cluster.default_software
 
     def apply(self, command: dict[str, Any]) -> dict[str, Any]:
         return self.cluster.apply(command)
@@ -85,6 +84,11 @@ def plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("kfc")
     pm.add_hookspecs(hookspecs)
     pm.register(_BuiltinTargets(), "kfc-builtin")
+    from ._subprocess import SUBPROCESS_PLUGIN
+    from .mutants import MUTANT_PLUGIN
+
+    pm.register(SUBPROCESS_PLUGIN, "kfc-subprocess")
+    pm.register(MUTANT_PLUGIN, "kfc-mutants")
     pm.load_setuptools_entrypoints("kfc.targets")
     return pm
 

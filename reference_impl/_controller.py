@@ -278,7 +278,7 @@ def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
             types[name] = UPGRADE_TYPES.get(t, 0) if isinstance(t, str) else int(t)
     validate_only = bool(cmd.get("validate_only", False)) and version >= 1
     out["validate_only"] = validate_only
-    ctx = UpdateContext(c, levels, types)
+    ctx = c.update_context_cls(c, levels, types)
     per_feature: dict[str, tuple[str, str | None, str | None]] = {}
     emitted: dict[str, list[dict[str, Any]]] = {}
     cleanup: list[dict[str, Any]] = []

@@ -24,7 +24,12 @@ _REGISTRATION_RECORDS = {"RegisterBrokerRecord", "UnregisterBrokerRecord", "Regi
 
 
 class Cluster:
-    """A KRaft cluster: controller quorum (static voters), brokers, metadata log and image."""
+    """A KRaft cluster: controller quorum (static voters), brokers, metadata log and image.
+
+    Subclasses may replace `update_context_cls` or override `register_broker` /
+    `register_controller` (seeded mutants do, to break exactly one rule)."""
+
+    update_context_cls = ctl.UpdateContext
 
     def __init__(self, profile: str | None = None, cluster_id: str = "kfc-cluster-0000000000"):
         self.default_software = load_profile(profile).name
@@ -193,7 +198,13 @@ class Cluster:
             raise InputError(f"register: node {node_id} is a controller")
         node = node_from_spec(spec, role, self.default_software)
         if role == "broker":
-            return ctl.register_broker(self, cmd, node)
+            return self.register_broker(cmd, node)
+        return self.register_controller(cmd, node)
+
+    def register_broker(self, cmd: dict[str, Any], node: Node) -> dict[str, Any]:
+        return ctl.register_broker(self, cmd, node)
+
+    def register_controller(self, cmd: dict[str, Any], node: Node) -> dict[str, Any]:
         return ctl.register_controller(self, cmd, node)
 
     def _op_unregister(self, cmd: dict[str, Any]) -> dict[str, Any]:

@@ -150,5 +150,25 @@ def apply_cmd(commands: Any, profile: str | None) -> None:
         click.echo(json.dumps(cluster.apply(cmd), sort_keys=True))
 
 
+def _attach_suite_commands() -> None:
+    """The suite's commands live in `conformance`; attached here so `kfc` is one tool."""
+    from conformance.check import check_command, mutants_cli, replay_trace_command
+    from conformance.report import report_command
+    from conformance.serve import serve_command
+
+    main.add_command(check_command)
+    main.add_command(replay_trace_command)
+    main.add_command(mutants_cli)
+    main.add_command(report_command)
+
+    @main.group("target")
+    def target_group() -> None:
+        """Targets: expose one over the JSON-lines protocol."""
+
+    target_group.add_command(serve_command, "serve")
+
+
+_attach_suite_commands()
+
 if __name__ == "__main__":
     main()

@@ -47,3 +47,51 @@ def refused(out: dict[str, Any], error: str, rule: str, fragment: str | None = N
     if fragment is not None:
         assert fragment in (out["message"] or ""), out
     return out
+
+
+# -- recording the suite's example tables ------------------------------------------------------------
+# KFC_RECORD_EXAMPLES=FILE records every reference cluster a test drives (its commands, outcomes and
+# the test's rule markers) as kfc traces; scripts/record_examples.py turns them into
+# fixtures/examples/, the example tables of the conformance suite.
+
+@pytest.fixture(autouse=True)
+def _kfc_record_examples(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    import os
+
+    path = os.environ.get("KFC_RECORD_EXAMPLES")
+    if not path:
+        yield
+        return
+    import json
+
+    from reference_impl import api
+
+    clusters: list[tuple[str, list[dict[str, Any]]]] = []
+    real_init, real_apply = api.Cluster.__init__, api.Cluster.apply
+
+    def init(self: Any, profile: str | None = None, *args: Any, **kwargs: Any) -> None:
+        real_init(self, profile, *args, **kwargs)
+        self._kfc_steps = []
+        clusters.append((self.default_software, self._kfc_steps))
+
+    def apply(self: Any, command: dict[str, Any]) -> dict[str, Any]:
+        depth = getattr(self, "_kfc_depth", 0)
+        self._kfc_depth = depth + 1  # features_tool applies nested commands: record the outer one only
+        try:
+            out = real_apply(self, command)
+        finally:
+            self._kfc_depth = depth
+        steps = getattr(self, "_kfc_steps", None)
+        if steps is not None and depth == 0:
+            steps.append({"command": json.loads(json.dumps(command)), "expected": json.loads(json.dumps(out))})
+        return out
+
+    monkeypatch.setattr(api.Cluster, "__init__", init)
+    monkeypatch.setattr(api.Cluster, "apply", apply)
+    yield
+    marks = [(m.args[0], m.args[1]) for m in request.node.iter_markers("rule") if len(m.args) == 2]
+    with open(path, "a") as f:
+        for n, (profile, steps) in enumerate(clusters):
+            if steps:
+                f.write(json.dumps({"source": f"{request.node.nodeid}#{n}", "profile": profile,
+                                    "marks": marks, "steps": steps}) + "\n")

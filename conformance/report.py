@@ -1,0 +1,178 @@
+"""HTML report from allure-results: `kfc report [DIR]`.
+
+The Allure 3 command line is an npm package pinned in package.json / package-lock.json at the repo root and
+installed into the repo's node_modules by `npm ci` the first time a report is built (nothing global).
+Report settings live in allurerc.mjs next to package.json; the Google Analytics script that Allure embeds
+in reports is switched off with ALLURE_NO_ANALYTICS=true (see allurerc.mjs for why the allure2 plugin).
+
+Errors are ReportError with a one-line message; the click command prints it and exits 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+# The source checkout: package.json, package-lock.json and allurerc.mjs sit next to the package.
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG_NAME = "allurerc.mjs"
+MIN_NODE = 20
+# Markers of the analytics script Allure 3 (and 2) templates embed; a report must contain none of them.
+ANALYTICS_MARKERS = ("googletagmanager", "gtag(")
+_STAMP = ".kfc-npm-stamp"  # same file and hash as ensure_node_modules in ./go
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class ReportError(Exception):
+    """A report could not be built; the message is one line for the user."""
+
+
+def _find_root(root: Path | str | None) -> Path:
+    candidates = [Path(root)] if root is not None else [ROOT, Path.cwd()]
+    for c in candidates:
+        if (c / "package.json").is_file() and (c / "package-lock.json").is_file():
+            return c.resolve()
+    where = " or ".join(str(c) for c in candidates)
+    raise ReportError(f"no package.json + package-lock.json in {where}: "
+                      "`kfc report` installs the Allure CLI from the project's source checkout")
+
+
+def _lock_hash(root: Path) -> str:
+    # Must match ./go: `cat package.json package-lock.json | sha256sum | cut -c1-16`.
+    data = (root / "package.json").read_bytes() + (root / "package-lock.json").read_bytes()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _check_node() -> None:
+    node = shutil.which("node")
+    if node is None:
+        raise ReportError(f"node not found on PATH: HTML reports need Node.js >= {MIN_NODE} "
+                          "(with npm) to run the Allure CLI pinned in package.json")
+    try:
+        out = subprocess.run([node, "--version"], check=False, capture_output=True, text=True, timeout=30).stdout
+        major = int(out.strip().lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return  # an odd node build; let the CLI itself complain if it cannot run
+    if major < MIN_NODE:
+        raise ReportError(f"node {out.strip()} at {node} is too old: the Allure CLI needs Node.js >= {MIN_NODE}")
+
+
+def ensure_allure(root: Path | str | None = None) -> Path:
+    """Path of the Allure CLI in ROOT/node_modules, running `npm ci` first if it is missing or stale."""
+    root = _find_root(root)
+    binary = root / "node_modules" / ".bin" / "allure"
+    stamp = root / "node_modules" / _STAMP
+    want = _lock_hash(root)
+    _check_node()
+    if binary.exists() and stamp.is_file() and stamp.read_text().strip() == want:
+        return binary
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ReportError("npm not found on PATH: it is needed once to install the Allure CLI pinned in "
+                          f"package.json into {root / 'node_modules'}")
+    click.echo(f"[kfc] installing the Allure CLI into {root / 'node_modules'} (npm ci) ...", err=True)
+    # --ignore-scripts: nothing in the lock needs install scripts, and none may fetch binaries.
+    cmd = [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"]
+    # npm's output goes to our stderr so stdout stays the report path; relay it when stderr is not a
+    # real file (e.g. under click's CliRunner).
+    sink: Any = sys.stderr
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        sink = subprocess.PIPE
+    try:
+        proc = subprocess.run(cmd, check=False, cwd=root, stdout=sink, stderr=subprocess.STDOUT,
+                              text=True, timeout=1800)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ReportError(f"could not run npm: {e}") from None
+    if proc.stdout:
+        click.echo(proc.stdout, err=True, nl=False)
+    rc = proc.returncode
+    if rc != 0:
+        raise ReportError(f"`npm ci` failed in {root} (exit code {rc}); see npm's output above")
+    if not binary.exists():
+        raise ReportError(f"`npm ci` finished but {binary} is missing; is `allure` still in package.json?")
+    stamp.write_text(want + "\n")
+    return binary
+
+
+def _has_results(results_dir: Path) -> bool:
+    return any(results_dir.glob("*-result.json"))
+
+
+def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool = True,
+                 root: Path | str | None = None) -> Path:
+    """Render RESULTS_DIR (allure-results) into OUT_DIR with the Allure CLI; return OUT_DIR/index.html."""
+    results = Path(results_dir).resolve()
+    out = Path(out_dir).resolve()
+    if not results.is_dir():
+        raise ReportError(f"no allure results at {results}: run `kfc check --report DIR` first")
+    if not _has_results(results):
+        raise ReportError(f"{results} holds no test results (*-result.json): did the run collect any tests?")
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "index.html").exists())):
+        # Only ever replace a previous report, never someone's other files.
+        raise ReportError(f"{out} exists and is not an Allure report; choose another output directory")
+    root = _find_root(root)
+    config = root / CONFIG_NAME
+    if not config.is_file():
+        raise ReportError(f"Allure config {config} is missing")
+    binary = ensure_allure(root)
+
+    env = dict(os.environ, ALLURE_NO_ANALYTICS="true", KFC_ALLURE_SINGLE_FILE=str(single_file).lower())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Allure neither cleans its output directory nor copes with unrelated sub-directories in it
+    # (it "flattens" a lone one), so render into a fresh sibling and swap it in.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        cmd = [str(binary), "generate", "--config", str(config), "--output", str(tmp), str(results)]
+        try:
+            proc = subprocess.run(cmd, check=False, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise ReportError(f"could not run the Allure CLI: {e}") from None
+        if proc.returncode != 0:
+            lines = [ln.strip() for ln in _ANSI.sub("", proc.stderr + proc.stdout).splitlines() if ln.strip()]
+            detail = lines[-1] if lines else "no output"
+            raise ReportError(f"allure generate failed (exit code {proc.returncode}): {detail}")
+        index = tmp / "index.html"
+        if not index.is_file() or index.stat().st_size == 0:
+            raise ReportError(f"allure generate wrote no index.html for {results}")
+        html = index.read_text(encoding="utf-8", errors="replace")
+        found = [m for m in ANALYTICS_MARKERS if m in html]
+        if found:
+            # Guards against a CLI upgrade that stops honouring ALLURE_NO_ANALYTICS.
+            raise ReportError(f"the generated report still embeds analytics ({', '.join(found)}); "
+                              "check the Allure version pinned in package.json")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out / "index.html"
+
+
+@click.command("report")
+@click.argument("directory", required=False, default="reports/latest",
+                type=click.Path(file_okay=False, path_type=Path))
+def report_command(directory: Path) -> None:
+    """Turn DIRECTORY/allure-results (from `kfc check --report DIRECTORY`) into DIRECTORY/html/index.html.
+
+    DIRECTORY defaults to reports/latest.  The first run installs the Allure CLI pinned in package.json
+    with `npm ci` (needs Node.js >= 20 and npm); the report is one self-contained HTML file without
+    analytics, grouped by KIP, area and rule under "Behaviors".
+    """
+    try:
+        index = build_report(directory / "allure-results", directory / "html")
+    except ReportError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    click.echo(str(index))

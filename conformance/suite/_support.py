@@ -1,0 +1,58 @@
+"""Helpers shared by the suite's test modules (data loading, counterexample reporting)."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from conformance.plugin import report_dir, repro_line
+from conformance.session import Divergence, Session
+
+
+def load_traces(folder: str, pattern: str = ".jsonl") -> list[dict[str, Any]]:
+    """Every trace of fixtures/<folder>, from .jsonl files (one per line) and .json files."""
+    base = resources.files("fixtures") / folder
+    if not base.is_dir():
+        return []
+    out: list[dict[str, Any]] = []
+    for entry in sorted(base.iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".jsonl"):
+            out += [json.loads(line) for line in entry.read_text().splitlines() if line.strip()]
+        elif entry.name.endswith(".json"):
+            t = json.loads(entry.read_text())
+            t.setdefault("source", f"fixtures/{folder}/{entry.name}")
+            out.append(t)
+    return out
+
+
+def needs(trace: dict[str, Any], capabilities: frozenset[str]) -> None:
+    from reference_impl import OPS
+
+    # Ops outside the contract are sent anyway: every target must refuse them (INVALID_COMMAND).
+    missing = sorted(({s["command"]["op"] for s in trace["steps"]} & set(OPS)) - capabilities)
+    if missing:
+        pytest.skip(f"target lacks op(s) {', '.join(missing)}")
+
+
+def run_steps(request: pytest.FixtureRequest, session: Session, commands: list[dict[str, Any]],
+              source: str, rules: list[str]) -> None:
+    """Apply commands in lockstep; on a divergence write the trace and fail with the repro line."""
+    request.node.user_properties.append(("kfc_rules", rules))
+    try:
+        for cmd in commands:
+            session.step(cmd)
+    except Divergence as d:
+        fail_with_trace(request, session, d, source, rules)
+
+
+def fail_with_trace(request: pytest.FixtureRequest, session: Session, d: BaseException, source: str,
+                    rules: list[str]) -> None:
+    config = request.config
+    path = session.write_counterexample(report_dir(config) / "traces", source, rules,
+                                        config.getoption("--kfc-target"))
+    line = repro_line(config, path)
+    request.node.user_properties.append(("kfc_repro", line))
+    pytest.fail(f"{d}\ncounterexample: {path}\nrepro: {line}", pytrace=False)

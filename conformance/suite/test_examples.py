@@ -1,0 +1,57 @@
+"""Example tables: the reference's own test scenarios (fixtures/examples), each labelled with the
+rule ids it exercises, replayed in lockstep against the target for the profile under check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.session import Session
+from conformance.suite._support import load_traces, needs, run_steps
+
+EXAMPLES = load_traces("examples")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "example" not in metafunc.fixturenames:
+        return
+    profile = _profile(metafunc.config)
+    chosen = [t for t in EXAMPLES if t["profile"] == profile]
+    metafunc.parametrize("example", [
+        pytest.param(t, id=f"{t['id']}-{_short(t)}", marks=pytest.mark.kfc_rule(*t["rules"])) for t in chosen
+    ])
+
+
+def _profile(config: pytest.Config) -> str:
+    from reference_impl import DEFAULT_PROFILE
+
+    # The profile is fixed per run; without --kfc-profile, ask the target once at collection.
+    name = config.getoption("--kfc-profile")
+    if name:
+        return str(name)
+    cached = getattr(config, "_kfc_collect_profile", None)
+    if cached is None:
+        from conformance.targets import make_target
+
+        target = make_target(config.getoption("--kfc-target"))
+        try:
+            cached = target.hello().get("profile") or DEFAULT_PROFILE
+        finally:
+            target.close()
+        config._kfc_collect_profile = cached  # type: ignore[attr-defined]
+    return str(cached)
+
+
+def _short(t: dict[str, Any]) -> str:
+    src = t.get("source", "")
+    name = src.split("::")[-1].split("[")[0].split("#")[0]
+    return name.removeprefix("test_")[:60]
+
+
+def test_example(request: pytest.FixtureRequest, example: dict[str, Any], kfc_target: Any, kfc_profile: str,
+                 kfc_capabilities: frozenset[str]) -> None:
+    needs(example, kfc_capabilities)
+    session = Session(kfc_target, example["profile"])
+    run_steps(request, session, [s["command"] for s in example["steps"]], example.get("source", example["id"]),
+              example["rules"])

@@ -1,0 +1,26 @@
+"""Regressions: every trace under fixtures/regressions replays as its own test (its own profile)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.session import Session
+from conformance.suite._support import load_traces, needs, run_steps
+
+REGRESSIONS = load_traces("regressions")
+
+
+@pytest.mark.parametrize("trace", [pytest.param(t, id=t["id"], marks=pytest.mark.kfc_rule(*t.get("rules", [])))
+                                   for t in REGRESSIONS])
+def test_regression(request: pytest.FixtureRequest, trace: dict[str, Any], kfc_target: Any, kfc_profile: str,
+                    kfc_capabilities: frozenset[str]) -> None:
+    if trace["profile"] != kfc_profile:
+        pytest.skip(f"regression recorded for {trace['profile']}, this run checks {kfc_profile}")
+    needs(trace, kfc_capabilities)
+    session = Session(kfc_target, trace["profile"])
+    for cmd in trace.get("initial", []):
+        session.step(cmd)
+    run_steps(request, session, [s["command"] for s in trace["steps"]], trace.get("source", trace["id"]),
+              trace.get("rules", []))
