@@ -10,16 +10,17 @@ import pytest
 from conformance.session import Session
 from conformance.suite._support import load_traces, needs, run_steps
 
-EXAMPLES = load_traces("examples")
+EXAMPLES = {t["id"]: t for t in load_traces("examples")}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "example" not in metafunc.fixturenames:
+    if "example_id" not in metafunc.fixturenames:
         return
     profile = _profile(metafunc.config)
-    chosen = [t for t in EXAMPLES if t["profile"] == profile]
-    metafunc.parametrize("example", [
-        pytest.param(t, id=f"{t['id']}-{_short(t)}", marks=pytest.mark.kfc_rule(*t["rules"])) for t in chosen
+    chosen = [t for t in EXAMPLES.values() if t["profile"] == profile]
+    # Parametrize by id: the trace itself would become a (huge) report parameter.
+    metafunc.parametrize("example_id", [
+        pytest.param(t["id"], id=f"{t['id']}-{_short(t)}", marks=pytest.mark.kfc_rule(*t["rules"])) for t in chosen
     ])
 
 
@@ -49,8 +50,9 @@ def _short(t: dict[str, Any]) -> str:
     return name.removeprefix("test_")[:60]
 
 
-def test_example(request: pytest.FixtureRequest, example: dict[str, Any], kfc_target: Any, kfc_profile: str,
+def test_example(request: pytest.FixtureRequest, example_id: str, kfc_target: Any, kfc_profile: str,
                  kfc_capabilities: frozenset[str]) -> None:
+    example = EXAMPLES[example_id]
     needs(example, kfc_capabilities)
     session = Session(kfc_target, example["profile"])
     run_steps(request, session, [s["command"] for s in example["steps"]], example.get("source", example["id"]),

@@ -9,13 +9,14 @@ import pytest
 from conformance.session import Session
 from conformance.suite._support import load_traces, needs, run_steps
 
-REGRESSIONS = load_traces("regressions")
+REGRESSIONS = {t["id"]: t for t in load_traces("regressions")}
 
 
-@pytest.mark.parametrize("trace", [pytest.param(t, id=t["id"], marks=pytest.mark.kfc_rule(*t.get("rules", [])))
-                                   for t in REGRESSIONS])
-def test_regression(request: pytest.FixtureRequest, trace: dict[str, Any], kfc_target: Any, kfc_profile: str,
+@pytest.mark.parametrize("trace_id", [pytest.param(t["id"], id=t["id"], marks=pytest.mark.kfc_rule(*t.get("rules", [])))
+                                      for t in REGRESSIONS.values()])
+def test_regression(request: pytest.FixtureRequest, trace_id: str, kfc_target: Any, kfc_profile: str,
                     kfc_capabilities: frozenset[str]) -> None:
+    trace = REGRESSIONS[trace_id]
     if trace["profile"] != kfc_profile:
         pytest.skip(f"regression recorded for {trace['profile']}, this run checks {kfc_profile}")
     needs(trace, kfc_capabilities)

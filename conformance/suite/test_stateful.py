@@ -414,6 +414,15 @@ def test_stateful_model(request: pytest.FixtureRequest, kfc_target: Any, kfc_pro
 
 
 def _write_coverage(request: pytest.FixtureRequest, run: _Run) -> None:
+    try:
+        import allure
+
+        allure.dynamic.epic("stateful model")
+        allure.dynamic.feature(run.profile)
+        allure.attach(json.dumps(run.coverage.to_json(), indent=1), name="coverage (ops, outcome codes, rules)",
+                      attachment_type=allure.attachment_type.JSON)
+    except ImportError:
+        pass
     out = report_dir(request.config) / "coverage"
     out.mkdir(parents=True, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
