@@ -58,13 +58,15 @@ def coordinator_examples() -> list[dict]:
             }
             future = list(w.write(coordinator, logical))
             k, v = future[-1]
+            assert v is not None
             future[-1] = (k, (9).to_bytes(2, "big") + v[2:])  # a value version no release knows
             variants["future value version"] = future
             variants["empty value buffer"] = [(future[0][0], b"")]
             for name, raw in variants.items():
                 recs = [{"key": k.hex(), "value": None if v is None else v.hex()} for k, v in raw]
                 c = Cluster(reader)
-                cmds = [{"op": "format"}, {"op": "load_coordinator", "coordinator": coordinator, "records": recs}]
+                cmds: list[dict] = [{"op": "format"},
+                                    {"op": "load_coordinator", "coordinator": coordinator, "records": recs}]
                 steps = [{"command": x, "expected": json.loads(json.dumps(c.apply(x)))} for x in cmds]
                 rules = {"KIP915-LOAD-01", "KIP915-LOAD-02"} if name == "unknown tags and key types" else set()
                 out.append({"source": f"kip915:{coordinator}:{name}:{reader}", "profile": reader,

@@ -112,26 +112,33 @@ def validate_trace(trace: Any, where: str) -> list[str]:
     return validate(trace, where)
 
 
-def parse_body(body: Any, row_id: str | None, where: str) -> CorpusRow:
-    """Parse and validate one serialized trace.  `row_id` is the id the container claims for the row
-    (the Parquet trace_id column; None for JSONL); `where` names the row ("line 7", "row 12")."""
-    label = row_id or where
+def parse_body(key: str | None, body: Any, where: str | None = None) -> CorpusRow:
+    """Parse and validate one serialized trace.
+
+    `key` is what the container says about the row: the Parquet trace_id column, or a location
+    "@FILE line N" / "@FILE row N" (a key starting with "@") when the row has no id column; None
+    when nothing is known.  `where` optionally names the row's location for messages."""
+    claimed = key if key and not key.startswith("@") else None
+    where = where or (key[1:] if key and key.startswith("@") else None)
+    label = claimed or where or "row"
+    at = f" ({where})" if where and where != label else ""
     if not isinstance(body, str | bytes) or not body:
-        return CorpusRow(label, None, f"{label}: empty row ({where})")
+        return CorpusRow(label, None, f"{label}: empty row{at}")
     try:
         trace = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         msg = getattr(e, "msg", str(e))
-        return CorpusRow(label, None, f"{label}: not valid JSON ({where}): {msg}")
+        return CorpusRow(label, None, f"{label}: not valid JSON{at}: {msg}")
     if isinstance(trace, dict) and isinstance(trace.get("id"), str) and trace["id"]:
         tid = trace["id"]
-        if row_id is not None and tid != row_id:
-            return CorpusRow(row_id, None, f"{row_id}: trace_id column {row_id!r} but the body's id is {tid!r} "
-                                           f"({where})")
+        if claimed is not None and tid != claimed:
+            return CorpusRow(claimed, None, f"{claimed}: trace_id column says {claimed!r} but the body's id is "
+                                            f"{tid!r}{at}")
         label = tid
-    elif not row_id:
-        return CorpusRow(label, None, f"{label}: trace has no id ({where})")
-    problems = validate_trace(trace, f"{label} ({where})")
+        at = f" ({where})" if where else ""
+    elif claimed is None:
+        return CorpusRow(label, None, f"{label}: trace has no id")
+    problems = validate_trace(trace, f"{label}{at}")
     if problems:
         return CorpusRow(label, None, "; ".join(problems))
     return CorpusRow(label, trace, None)
@@ -302,9 +309,9 @@ def write_rows(rows: Iterable[tuple[str, str, int, list[str], str]], path: str |
 
 # -- reading ---------------------------------------------------------------------------------------
 
-def iter_bodies(path: str | Path, fmt: str | None = None) -> Iterator[tuple[str | None, str, str]]:
-    """Raw rows, unparsed: (trace_id or None, body, where).  JSONL rows have no id column (None);
-    `where` is "FILE line N" / "FILE row N".  What Spark ships to the executors."""
+def iter_bodies(path: str | Path, fmt: str | None = None) -> Iterator[tuple[str, str]]:
+    """Raw rows, unparsed: (key, body) pairs for `parse_body`.  The key is a Parquet row's trace_id,
+    or its location "@FILE line N" / "@FILE row N" when the row has no id to claim (every JSONL row)."""
     for f in corpus_files(path):
         kind = fmt or _sniff(f)
         if kind == "parquet":
@@ -313,7 +320,7 @@ def iter_bodies(path: str | Path, fmt: str | None = None) -> Iterator[tuple[str 
             yield from _jsonl_bodies(f)
 
 
-def _jsonl_bodies(f: Path) -> Iterator[tuple[str | None, str, str]]:
+def _jsonl_bodies(f: Path) -> Iterator[tuple[str, str]]:
     with f.open("rb") as fh:
         for n, raw in enumerate(fh, 1):
             if not raw.strip():
@@ -324,15 +331,15 @@ def _jsonl_bodies(f: Path) -> Iterator[tuple[str | None, str, str]]:
                 if n == 1 and b"\0" in raw:
                     raise CorpusError(f"{f}: not a JSON Lines corpus (binary data on line 1)") from None
                 text = raw.decode("utf-8", errors="replace")
-            yield None, text.rstrip("\r\n"), f"{f.name} line {n}"
+            yield f"@{f.name} line {n}", text.rstrip("\r\n")
 
 
-def _parquet_bodies(f: Path) -> Iterator[tuple[str | None, str, str]]:
+def _parquet_bodies(f: Path) -> Iterator[tuple[str, str]]:
     import pyarrow.parquet as pq
 
     try:
         pf = pq.ParquetFile(str(f))
-    except Exception as e:  # pyarrow raises ArrowInvalid / OSError on a damaged file
+    except Exception as e:  # noqa: BLE001 - pyarrow raises ArrowInvalid / OSError / others on a damaged file
         raise CorpusError(f"{f}: not a readable Parquet file: {e}") from None
     names = pf.schema_arrow.names
     if "body" not in names:
@@ -344,13 +351,13 @@ def _parquet_bodies(f: Path) -> Iterator[tuple[str | None, str, str]]:
         ids = batch.column("trace_id").to_pylist() if "trace_id" in cols else [None] * len(bodies)
         for tid, body in zip(ids, bodies, strict=True):
             row += 1
-            yield (tid or None), body, f"{f.name} row {row}"
+            yield (tid or f"@{f.name} row {row}"), body
 
 
 def read_corpus(path: str | Path, fmt: str | None = None) -> Iterator[CorpusRow]:
     """Every row of a corpus, parsed and validated; bad rows come back with `error` set."""
-    for row_id, body, where in iter_bodies(path, fmt):
-        yield parse_body(body, row_id, where)
+    for key, body in iter_bodies(path, fmt):
+        yield parse_body(key, body)
 
 
 def read_traces(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,223 @@
+"""Per-trace replay shared by the single-process loop, multiprocessing and the Spark job.
+
+Pure Python (no Spark import).  A result row is a flat dict with a fixed set of keys and types
+(RESULT_FIELDS), so the Spark job can write it as Parquet without guessing a schema:
+
+    trace_id             str
+    profile              str | None
+    status               "pass" | "diverged" | "target-error" | "input-error"
+    first_divergent_step int | None     index into steps (target-error: the step that failed)
+    op                   str | None     op of that step
+    expected             str | None     JSON of the expected outcome at that step
+    actual               str | None     JSON of the actual outcome at that step
+    diff                 str | None     the differences, "; "-joined (or the error message)
+    n_steps              int
+    ops                  list[str]      op of every step, in order
+    codes                list[str]      distinct expected error names of the trace, sorted
+    op_codes             list[str]      distinct "op/ERROR" pairs of the expected outcomes, sorted
+
+Coverage (`codes`, `op_codes`) is taken from the trace's expected outcomes, so it does not depend
+on how far a diverging target got.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from conformance.compare import compare
+
+from .corpus import CorpusRow, parse_body
+
+STATUSES = ("pass", "diverged", "target-error", "input-error")
+RESULT_FIELDS = ("trace_id", "profile", "status", "first_divergent_step", "op", "expected", "actual", "diff",
+                 "n_steps", "ops", "codes", "op_codes")
+DIVERGENCE_SAMPLE = 20
+
+
+def _json(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, default=repr)
+
+
+def _coverage(trace: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    ops, codes, pairs = [], set(), set()
+    for s in trace.get("steps", []):
+        op = str(s["command"].get("op"))
+        ops.append(op)
+        err = str(s["expected"].get("error"))
+        codes.add(err)
+        pairs.add(f"{op}/{err}")
+    return ops, sorted(codes), sorted(pairs)
+
+
+def _row(trace_id: str, profile: str | None, status: str, **kw: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"trace_id": trace_id, "profile": profile, "status": status,
+                           "first_divergent_step": None, "op": None, "expected": None, "actual": None,
+                           "diff": None, "n_steps": 0, "ops": [], "codes": [], "op_codes": []}
+    row.update(kw)
+    return row
+
+
+def input_error_row(row: CorpusRow) -> dict[str, Any]:
+    """The result of a corpus row that could not be read: passes through as input-error."""
+    return _row(row.trace_id, None, "input-error", diff=row.error)
+
+
+def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True) -> dict[str, Any]:
+    """Replay one trace on `target` (reset to the trace's profile first) and stop at the first
+    divergent step.  Never raises for the target's failures: any exception while resetting or
+    applying becomes a target-error row (the caller decides whether to recreate the target)."""
+    ops, codes, op_codes = _coverage(trace)
+    base: dict[str, Any] = {"n_steps": len(ops), "ops": ops, "codes": codes, "op_codes": op_codes}
+    tid, profile = str(trace.get("id")), trace.get("profile")
+    capabilities = getattr(target, "capabilities", None)
+    index: int | None = None
+    try:
+        target.reset(profile)
+        for cmd in trace.get("initial", []):
+            target.apply(cmd)
+        for index, step in enumerate(trace["steps"]):
+            actual = target.apply(step["command"])
+            diffs = compare(step["expected"], actual, messages=messages, capabilities=capabilities)
+            if diffs:
+                return _row(tid, profile, "diverged", first_divergent_step=index, op=ops[index],
+                            expected=_json(step["expected"]), actual=_json(actual), diff="; ".join(diffs), **base)
+    except Exception as e:  # noqa: BLE001 - a crashing target is a verdict on this trace, not a lost run
+        where = "reset/initial" if index is None else f"step {index}"
+        return _row(tid, profile, "target-error", first_divergent_step=index,
+                    op=None if index is None else ops[index],
+                    expected=None if index is None else _json(trace["steps"][index]["expected"]),
+                    diff=f"{type(e).__name__} at {where}: {e}", **base)
+    return _row(tid, profile, "pass", **base)
+
+
+def replay_rows(target_spec: str, rows: Iterable[CorpusRow | tuple[str, str]], *,
+                messages: bool = True) -> Iterator[dict[str, Any]]:
+    """Replay a stream of corpus rows on ONE target made from `target_spec` (one per call, i.e. per
+    Spark partition), closed at the end.  Rows are `CorpusRow`s or raw (key, body) pairs from
+    `corpus.iter_bodies` / a Parquet (trace_id, body).  Input errors pass through as input-error
+    rows.  After a target-error the target is reset; if that fails it is closed and made again."""
+    from conformance.targets import make_target
+
+    target: Any = None
+    try:
+        for raw in rows:
+            row = raw if isinstance(raw, CorpusRow) else parse_body(raw[0], raw[1])
+            if row.trace is None:
+                yield input_error_row(row)
+                continue
+            if target is None:
+                try:
+                    target = make_target(target_spec)
+                except Exception as e:  # noqa: BLE001 - reported per trace; the next row tries again
+                    yield _row(row.trace_id, row.trace.get("profile"), "target-error",
+                               diff=f"cannot start target {target_spec!r}: {type(e).__name__}: {e}",
+                               **dict(zip(("ops", "codes", "op_codes"), _coverage(row.trace), strict=True)),
+                               n_steps=len(row.trace["steps"]))
+                    continue
+            result = replay_trace(target, row.trace, messages=messages)
+            yield result
+            if result["status"] == "target-error":
+                target = _recover(target)
+    finally:
+        if target is not None:
+            with contextlib.suppress(Exception):  # closing a broken target must not hide the results
+                target.close()
+
+
+def _recover(target: Any) -> Any:
+    """Reset after a crash; a target that cannot even reset is dropped (made again on the next row)."""
+    try:
+        target.reset()
+        return target
+    except Exception:  # noqa: BLE001 - any failure to reset means: make a new target
+        with contextlib.suppress(Exception):
+            target.close()
+        return None
+
+
+# -- summary ---------------------------------------------------------------------------------------
+
+class Summary:
+    """Mergeable counters over result rows (one per partition, then `merge`d on the driver)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.steps = 0
+        self.status: Counter[str] = Counter()
+        self.by_profile: dict[str, Counter[str]] = {}
+        self.op_steps: Counter[str] = Counter()  # steps per op
+        self.code_traces: Counter[str] = Counter()  # traces per expected error name
+        self.divergent_ops: Counter[str] = Counter()  # op of the first divergent step
+        self.coverage: dict[str, Counter[str]] = {}  # profile -> Counter of "op/CODE" (traces)
+        self.divergences: list[dict[str, Any]] = []
+
+    def add(self, r: dict[str, Any]) -> None:
+        self.total += 1
+        status = r["status"]
+        self.status[status] += 1
+        profile = r.get("profile") or "(unknown)"
+        self.by_profile.setdefault(profile, Counter())[status] += 1
+        self.steps += r.get("n_steps") or 0
+        self.op_steps.update(r.get("ops") or [])
+        self.code_traces.update(r.get("codes") or [])
+        if r.get("op_codes"):
+            self.coverage.setdefault(profile, Counter()).update(r["op_codes"])
+        if status in ("diverged", "target-error"):
+            self.divergent_ops[r.get("op") or "(none)"] += 1
+        if status != "pass" and len(self.divergences) < DIVERGENCE_SAMPLE:
+            self.divergences.append({k: r.get(k) for k in ("trace_id", "profile", "status",
+                                                           "first_divergent_step", "op", "diff")})
+
+    def merge(self, other: Summary) -> Summary:
+        self.total += other.total
+        self.steps += other.steps
+        self.status.update(other.status)
+        for p, c in other.by_profile.items():
+            self.by_profile.setdefault(p, Counter()).update(c)
+        self.op_steps.update(other.op_steps)
+        self.code_traces.update(other.code_traces)
+        self.divergent_ops.update(other.divergent_ops)
+        for p, c in other.coverage.items():
+            self.coverage.setdefault(p, Counter()).update(c)
+        room = DIVERGENCE_SAMPLE - len(self.divergences)
+        self.divergences.extend(other.divergences[:max(0, room)])
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        replayed = self.total - self.status["input-error"]
+        matrix: dict[str, dict[str, dict[str, int]]] = {}
+        for profile in sorted(self.coverage):
+            for pair, n in sorted(self.coverage[profile].items()):
+                op, _, code = pair.partition("/")
+                matrix.setdefault(op, {}).setdefault(code, {})[profile] = n
+        return {
+            "traces": self.total,
+            "steps": self.steps,
+            "by_status": {s: self.status.get(s, 0) for s in STATUSES} | {
+                s: n for s, n in sorted(self.status.items()) if s not in STATUSES},
+            "by_profile": {p: dict(sorted(c.items())) for p, c in sorted(self.by_profile.items())},
+            "by_op": dict(sorted(self.op_steps.items())),
+            "by_error_code": dict(sorted(self.code_traces.items())),
+            "divergent_ops": dict(sorted(self.divergent_ops.items())),
+            "divergence_rate": (self.status["diverged"] / replayed) if replayed else 0.0,
+            "coverage": matrix,  # op -> expected error name -> profile -> traces
+            "first_divergences": list(self.divergences),
+        }
+
+
+def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Counts by status, op, error code and profile; divergence rate; coverage op x code x profile.
+
+    divergence_rate = diverged / (traces - input errors).  `by_op` counts steps; `by_error_code`
+    counts traces whose expected outcomes reach that error name."""
+    s = Summary()
+    for r in results:
+        s.add(r)
+    return s.to_dict()
+
+
+__all__ = ["RESULT_FIELDS", "STATUSES", "Summary", "input_error_row", "replay_rows", "replay_trace", "summarize"]
