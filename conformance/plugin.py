@@ -28,7 +28,8 @@ KIP_LINKS = {
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("kfc", "kafka-feature-conformance")
     g.addoption("--kfc-target", default=os.environ.get("KFC_TARGET", "reference"),
-                help="target spec: reference[:PROFILE], mutant:NAME, subprocess:CMD, or a kfc.targets plugin")
+                help="target spec: reference[:PROFILE], mutant:NAME, subprocess:CMD, kafka://HOST:PORT[?…], "
+                     "or a kfc.targets plugin")
     g.addoption("--kfc-profile", default=os.environ.get("KFC_PROFILE"),
                 help="behaviour profile to check against (default: the target's own, else kafka-4.2)")
     g.addoption("--kfc-expectations", default=None, help="TOML file of expected failures (by rule or test id)")

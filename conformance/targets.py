@@ -84,11 +84,13 @@ def plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("kfc")
     pm.add_hookspecs(hookspecs)
     pm.register(_BuiltinTargets(), "kfc-builtin")
+    from ._kafka_target import KAFKA_PLUGIN
     from ._subprocess import SUBPROCESS_PLUGIN
     from .mutants import MUTANT_PLUGIN
 
     pm.register(SUBPROCESS_PLUGIN, "kfc-subprocess")
     pm.register(MUTANT_PLUGIN, "kfc-mutants")
+    pm.register(KAFKA_PLUGIN, "kfc-kafka")
     pm.load_setuptools_entrypoints("kfc.targets")
     return pm
 

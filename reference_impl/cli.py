@@ -155,6 +155,7 @@ def _attach_suite_commands() -> None:
     from conformance.check import check_command, mutants_cli, replay_trace_command
     from conformance.report import report_command
     from conformance.serve import serve_command
+    from conformance.wire.server import serve_broker_command
     from spark_checks.generate import generate_command
 
     main.add_command(check_command)
@@ -162,6 +163,7 @@ def _attach_suite_commands() -> None:
     main.add_command(mutants_cli)
     main.add_command(report_command)
     main.add_command(generate_command)
+    main.add_command(serve_broker_command)
 
     @main.group("target")
     def target_group() -> None:

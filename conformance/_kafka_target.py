@@ -1,0 +1,554 @@
+"""Target `kafka://HOST:PORT[,HOST:PORT…][?options]`: the contract's ops as Kafka RPCs (docs/wire.md).
+
+describe / api_versions -> ApiVersions v0-v4 to the node; update_features -> UpdateFeatures v0-v2
+(to the active controller, or the node the command names); register -> BrokerRegistration v0-v4 /
+ControllerRegistration v0 and unregister -> UnregisterBroker v0, only with `allow_register=1`
+because they change the cluster.  Node ids are found through Metadata and DescribeCluster
+(KIP-919 endpoint type 2 on a controller listener).  With `control=1` (only `kfc serve-broker`
+answers it) reset and format reach the reference behind the server through our control extension.
+
+Options: controller=HOST:PORT, timeout=SECONDS (default 5), client_id=ID (default kfc),
+allow_register=1, control=1, profile=NAME (the release the cluster runs, without control).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+from urllib.parse import parse_qs
+
+from conformance.hookspecs import hookimpl
+from conformance.targets import Target, TargetError
+from conformance.wire import codec
+from conformance.wire.client import NodeClient, WireError
+
+MV = "metadata.version"
+UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
+KIO_MAX = {codec.API_VERSIONS: 4, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}
+# Ops the Kafka protocol cannot express: no RPC formats storage, writes snapshots, loads
+# coordinator records, runs the command-line tools or shows the controller's whole state.
+WIRE_INEXPRESSIBLE = ("format", "restore_state", "version_mapping", "feature_dependencies", "features_tool",
+                      "add_metadata", "snapshot", "load_snapshot", "load_coordinator", "state")
+_INCARNATION_NS = uuid.UUID("6b66632d-7769-7265-2d69-6e6361726e61")  # fixed: same text, same incarnation
+
+
+def _addr(text: str, what: str) -> tuple[str, int]:
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{what}: expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def parse_spec(spec: str) -> dict[str, Any]:
+    """`kafka://h:p,h:p?k=v&…` -> bootstrap addresses and options (ValueError with the reason)."""
+    if not spec.startswith("kafka://"):
+        raise ValueError(f"not a kafka:// spec: {spec!r}")
+    rest = spec[len("kafka://"):]
+    where, _, query = rest.partition("?")
+    bootstrap = [_addr(a, "kafka:// bootstrap") for a in where.split(",") if a.strip()]
+    if not bootstrap:
+        raise ValueError("kafka:// needs at least one HOST:PORT")
+    opts = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+    known = {"controller", "timeout", "client_id", "allow_register", "control", "profile"}
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise ValueError(f"kafka:// unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    try:
+        timeout = float(opts.get("timeout", "5"))
+    except ValueError:
+        raise ValueError(f"kafka:// timeout must be a number of seconds, got {opts['timeout']!r}") from None
+    if not 0 < timeout <= 600:
+        raise ValueError("kafka:// timeout must be in (0, 600] seconds")
+    flag = {"1", "true", "yes", "on"}
+    return {"bootstrap": bootstrap, "timeout": timeout, "client_id": opts.get("client_id", "kfc"),
+            "controller": _addr(opts["controller"], "kafka:// controller") if opts.get("controller") else None,
+            "allow_register": opts.get("allow_register", "0").lower() in flag,
+            "control": opts.get("control", "0").lower() in flag, "profile": opts.get("profile") or None}
+
+
+def _schema(kind: str, api_key: int, version: int) -> Any:
+    loader = codec.request_schema if kind == "request" else codec.response_schema
+    schema = loader(api_key, version)
+    if schema is None:
+        raise TargetError(f"kio has no {codec.API_NAMES.get(api_key)} v{version} {kind}")
+    return schema
+
+
+def _item(schema: Any, name: str) -> Any:
+    from conformance.wire.server import _item as item
+
+    return item(schema, name)
+
+
+class KafkaTarget(Target):
+    def __init__(self, spec: str):
+        o = parse_spec(spec)
+        self.spec = spec
+        self.bootstrap: list[tuple[str, int]] = o["bootstrap"]
+        self.timeout, self.client_id = o["timeout"], o["client_id"]
+        self.allow_register, self.use_control = o["allow_register"], o["control"]
+        self.controller_addr: tuple[str, int] | None = o["controller"]
+        self.name = "kafka:" + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
+        self.profile = o["profile"]
+        self.clients: dict[tuple[str, int], NodeClient] = {}
+        self.labels: dict[tuple[str, int], str] = {}
+        self.addresses: dict[int, tuple[str, int]] = {}
+        self.controllers: set[int] = set()
+        self.active: int | None = None
+        self.cluster_id: str | None = None
+        self.api_keys: dict[tuple[str, int], dict[int, tuple[int, int]]] = {}
+        self.software: dict[tuple[str, int], str] = {}  # (role, node) -> software it registered with
+        self.formatted = True  # a real cluster is; control mode starts unformatted after reset
+        self._discovered = False
+        self._hello: dict[str, Any] | None = None
+
+    # -- plumbing -----------------------------------------------------------------------------------
+    def client(self, addr: tuple[str, int], label: str | None = None) -> NodeClient:
+        if label:
+            self.labels[addr] = label
+        c = self.clients.get(addr)
+        if c is None:
+            c = self.clients[addr] = NodeClient(addr[0], addr[1], self.labels.get(addr, "bootstrap"),
+                                                timeout=self.timeout, client_id=self.client_id)
+        c.label = self.labels.get(addr, c.label)
+        return c
+
+    def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        addr = self.bootstrap[0]
+        try:
+            reply = self.client(addr).control(command)
+        except WireError as e:
+            raise TargetError(f"{e} (is this `kfc serve-broker`? control=1 needs its control extension)") from None
+        if "error" in reply:
+            raise TargetError(f"serve-broker control {command.get('op')}: {reply['error']}")
+        self._take_addresses(reply)
+        return reply
+
+    def _take_addresses(self, reply: dict[str, Any]) -> None:
+        if reply.get("controller"):
+            self.controller_addr = _addr(reply["controller"], "control reply")
+        if reply.get("profile"):
+            self.profile = reply["profile"]
+        self.formatted = bool(reply.get("formatted", self.formatted))
+
+    def _invalidate(self) -> None:
+        self._discovered = False
+        self.api_keys.clear()
+
+    def discover(self) -> None:
+        """Node id -> address: controllers from DescribeCluster (endpoint type 2) on the controller
+        listener, brokers from Metadata on the first bootstrap broker that answers."""
+        addresses: dict[int, tuple[str, int]] = {}
+        self.controllers, self.active = set(), None
+        errors = []
+        if self.controller_addr is not None:
+            schema = _schema("request", codec.DESCRIBE_CLUSTER, 1)
+            resp = self.client(self.controller_addr, "controller").request(
+                schema(include_cluster_authorized_operations=False, endpoint_type=2))
+            if resp.error_code == 0:
+                self.active, self.cluster_id = int(resp.controller_id), resp.cluster_id
+                for b in resp.brokers:
+                    addresses[int(b.broker_id)] = (b.host, int(b.port))
+                    self.controllers.add(int(b.broker_id))
+            else:
+                errors.append(f"DescribeCluster on the controller listener: {codec.error_name(resp.error_code)}")
+        found = False
+        for addr in self.bootstrap + [a for n, a in addresses.items() if n not in self.controllers]:
+            try:
+                resp = self.client(addr).request(_schema("request", codec.METADATA, 12)(
+                    topics=(), allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+            except WireError as e:
+                errors.append(str(e))
+                continue
+            for b in resp.brokers:
+                addresses[int(b.node_id)] = (b.host, int(b.port))
+            self.cluster_id = self.cluster_id or resp.cluster_id
+            found = True
+            break
+        if not found and self.controller_addr is not None:
+            # Every bootstrap broker is down (e.g. none registered yet): ask the controller.
+            schema = _schema("request", codec.DESCRIBE_CLUSTER, 1)
+            resp = self.client(self.controller_addr, "controller").request(
+                schema(include_cluster_authorized_operations=False, endpoint_type=1))
+            if resp.error_code == 0:
+                for b in resp.brokers:
+                    addresses[int(b.broker_id)] = (b.host, int(b.port))
+                found = True
+        if not found and not addresses:
+            raise TargetError("no node answered discovery: " + "; ".join(errors))
+        for node, addr in addresses.items():
+            self.labels[addr] = f"{'controller' if node in self.controllers else 'node'} {node}"
+        self.addresses = addresses
+        self._discovered = True
+
+    def address(self, node: int) -> tuple[str, int] | None:
+        if not self._discovered:
+            self.discover()
+        if node not in self.addresses:
+            self.discover()  # it may have just appeared (a registration elsewhere)
+        return self.addresses.get(node)
+
+    def active_controller(self) -> int | None:
+        if not self._discovered:
+            self.discover()
+        return self.active
+
+    def keys_of(self, addr: tuple[str, int]) -> dict[int, tuple[int, int]]:
+        """The node's advertised api keys (an ApiVersions v0 probe answers every node)."""
+        if addr not in self.api_keys:
+            resp = self.client(addr).request(_schema("request", codec.API_VERSIONS, 0)())
+            self.api_keys[addr] = {int(k.api_key): (int(k.min_version), int(k.max_version)) for k in resp.api_keys}
+        return self.api_keys[addr]
+
+    def _controller_or_broker(self) -> tuple[int | None, tuple[str, int]]:
+        active = self.active_controller()
+        if active is not None and active in self.addresses:
+            return active, self.addresses[active]
+        brokers = sorted(n for n in self.addresses if n not in self.controllers)
+        if brokers:
+            return brokers[0], self.addresses[brokers[0]]  # brokers forward controller APIs
+        return None, self.bootstrap[0]
+
+    # -- the Target contract ----------------------------------------------------------------------------
+    def hello(self) -> dict[str, Any]:
+        if self._hello is None:
+            caps = {"describe", "api_versions"}
+            if self.use_control:
+                self.control({"op": "hello"})
+                caps.add("format")
+            self._invalidate()
+            keys: dict[int, tuple[int, int]] = {}
+            errors = []
+            for addr in ([self.controller_addr] if self.controller_addr else []) + self.bootstrap:
+                try:
+                    for k, r in self.keys_of(addr).items():
+                        keys.setdefault(k, r)
+                except WireError as e:
+                    errors.append(str(e))  # a node that is down now; another one may answer
+            if not keys:
+                raise TargetError(f"{self.name}: no node answered ApiVersions: {'; '.join(errors)}")
+            if codec.UPDATE_FEATURES in keys:
+                caps.add("update_features")
+            if self.allow_register and codec.BROKER_REGISTRATION in keys:
+                caps.add("register")
+            if self.allow_register and codec.UNREGISTER_BROKER in keys:
+                caps.add("unregister")
+            self.capabilities = frozenset(caps)
+            self._hello = super().hello()
+        return dict(self._hello)
+
+    def reset(self, profile: str | None = None) -> None:
+        if self.use_control:
+            self.control({"op": "reset", "profile": profile})
+        self.software.clear()
+        self._invalidate()
+
+    def close(self) -> None:
+        for c in self.clients.values():
+            c.close()
+        self.clients.clear()
+
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
+        from reference_impl import OPS
+
+        op = command.get("op") if isinstance(command, dict) else None
+        handler = getattr(self, f"_op_{op}", None) if isinstance(op, str) else None
+        if op not in OPS:
+            return _invalid({"op": op}, f"unknown op {op!r}; known ops: {', '.join(OPS)}")
+        if handler is None or (op == "format" and not self.use_control):
+            return _invalid({"op": op}, f"{op} cannot be expressed over the Kafka protocol")
+        if op in ("register", "unregister") and not self.allow_register:
+            return _invalid({"op": op}, f"{op} changes the cluster: enable it with allow_register=1")
+        try:
+            out: dict[str, Any] = handler(command)
+        except WireError:
+            self._invalidate()
+            raise
+        return out
+
+    # -- ops -----------------------------------------------------------------------------------------
+    def _op_format(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        reply = self.control({"op": "format", "command": cmd})
+        self._invalidate()
+        self.software.clear()
+        outcome: dict[str, Any] = reply["outcome"]
+        if outcome.get("error") == "NONE":
+            # The controllers' releases: a re-registration without software keeps its node's own.
+            for spec in cmd.get("controllers") or [{"id": 3000}]:
+                if isinstance(spec, dict) and isinstance(spec.get("id"), int) and spec.get("ranges") is None:
+                    sw = spec.get("software") or cmd.get("software") or self.profile
+                    if sw:
+                        self.software[("controller", spec["id"])] = str(sw)
+        return outcome
+
+    def _not_formatted(self, op: str) -> dict[str, Any] | None:
+        if self.use_control and not self.formatted:
+            hint = " (send format or restore_state first)" if op == "register" else ""
+            return _invalid({"op": op}, f"{op}: the cluster is not formatted yet{hint}")
+        return None
+
+    def _op_api_versions(self, cmd: dict[str, Any], op: str = "api_versions") -> dict[str, Any]:
+        node = cmd.get("node")
+        if node is None:
+            node = self.active_controller()
+            if node is None:
+                node = min((n for n in self.addresses), default=None)
+        out: dict[str, Any] = {"op": op, "node": node}
+        addr = self.address(node) if isinstance(node, int) else None
+        if addr is None:
+            return _err(out, "NETWORK_EXCEPTION", f"Node {node} is not running in this cluster")
+        version = cmd.get("version")
+        if version is None:
+            hi = self.keys_of(addr).get(codec.API_VERSIONS, (0, 0))[1]
+            version = min(hi, KIO_MAX[codec.API_VERSIONS])
+        out["version"] = version
+        if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= KIO_MAX[codec.API_VERSIONS]:
+            return _err(out, "UNSUPPORTED_VERSION")  # no client can send it; no node would accept it
+        schema = _schema("request", codec.API_VERSIONS, version)
+        body = schema(client_software_name="kfc", client_software_version="1") if version >= 3 else schema()
+        resp = self.client(addr).request(body)
+        if resp.error_code != 0:
+            return _err(out, codec.error_name(resp.error_code))
+        if version < 3:
+            out.update(supported=None, finalized=None, epoch=None)
+        else:
+            out["supported"] = {f.name: [int(f.min_version), int(f.max_version)]
+                                for f in sorted(resp.supported_features, key=lambda f: f.name)}
+            out["finalized"] = {f.name: int(f.max_version_level)
+                                for f in sorted(resp.finalized_features, key=lambda f: f.name)}
+            out["epoch"] = int(resp.finalized_features_epoch)
+        return _ok(out)
+
+    def _op_describe(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """kafka-features describe: ApiVersions to one node, lines named by the tool's release."""
+        from reference_impl import load_profile
+
+        out = self._op_api_versions(cmd, "describe")
+        if out["error"] != "NONE" or out.get("supported") is None:
+            return out
+        # The reference names levels by the active controller's release (as its tool would).
+        active = self.active_controller()
+        p = load_profile((self.software.get(("controller", active)) if active is not None else None) or self.profile)
+        lines = []
+        for name, (lo, hi) in out["supported"].items():
+            fin = out["finalized"].get(name, 0)
+            if name == MV:
+                lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
+            else:
+                lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
+            lines.append(f"Feature: {name}\tSupportedMinVersion: {lo_s}\tSupportedMaxVersion: {hi_s}\t"
+                         f"FinalizedVersionLevel: {fin_s}\tEpoch: {out['epoch']}")
+        out["lines"] = lines
+        return out
+
+    def _epoch(self, addr: tuple[str, int]) -> int | None:
+        """FinalizedFeaturesEpoch from the node's ApiVersions (UpdateFeatures does not carry it)."""
+        hi = self.keys_of(addr).get(codec.API_VERSIONS, (0, 0))[1]
+        if hi < 3:
+            return None
+        v = min(hi, KIO_MAX[codec.API_VERSIONS])
+        resp = self.client(addr).request(_schema("request", codec.API_VERSIONS, v)(
+            client_software_name="kfc", client_software_version="1"))
+        return int(resp.finalized_features_epoch) if resp.error_code == 0 else None
+
+    def _op_update_features(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        refused = self._not_formatted("update_features")
+        if refused:
+            return refused
+        updates = cmd.get("updates", [])
+        for u in updates if isinstance(updates, list) else [updates]:
+            if not isinstance(u, dict) or not isinstance(u.get("feature"), str) or not isinstance(u.get("level"), int):
+                return _invalid({"op": "update_features"}, "update_features: each update needs 'feature' (string) "
+                                f"and 'level' (int): {u!r}")
+            if not -32768 <= u["level"] <= 32767:
+                return _invalid({"op": "update_features"}, f"update_features: level {u['level']} does not fit "
+                                "the wire's int16")
+        node = cmd.get("node")
+        explicit = isinstance(node, int) and node in self.controllers_known()
+        for attempt in range(2):  # follow NOT_CONTROLLER once, unless the command names the node
+            addr = self.addresses[node] if explicit and isinstance(node, int) else self._controller_or_broker()[1]
+            out = self._send_update(cmd, updates, addr)
+            if out["error"] != "NOT_CONTROLLER" or explicit or attempt:
+                return out
+            self._invalidate()
+        return out
+
+    def controllers_known(self) -> set[int]:
+        if not self._discovered:
+            self.discover()
+        return self.controllers
+
+    def _send_update(self, cmd: dict[str, Any], updates: list[dict[str, Any]], addr: tuple[str, int]) -> dict[str, Any]:
+        lo, hi = self.keys_of(addr).get(codec.UPDATE_FEATURES, (0, -1))
+        version = cmd.get("version", min(hi, KIO_MAX[codec.UPDATE_FEATURES]))
+        validate_only = bool(cmd.get("validate_only", False))
+        out: dict[str, Any] = {"op": "update_features", "version": version,
+                               "validate_only": validate_only and isinstance(version, int) and version >= 1}
+        if not isinstance(version, int) or not lo <= version <= min(hi, KIO_MAX[codec.UPDATE_FEATURES]):
+            # The client negotiates: a version the node does not advertise is never sent.
+            out["epoch"] = self._epoch(addr)
+            return _err(out, "UNSUPPORTED_VERSION")
+        schema = _schema("request", codec.UPDATE_FEATURES, version)
+        key = _item(schema, "feature_updates")
+        keys = []
+        for u in updates:
+            kind = u.get("upgrade_type", "UPGRADE")
+            code = UPGRADE_TYPES.get(kind, 0) if isinstance(kind, str) else int(kind)
+            if version == 0:
+                keys.append(key(feature=u["feature"], max_version_level=u["level"], allow_downgrade=code in (2, 3)))
+            else:
+                keys.append(key(feature=u["feature"], max_version_level=u["level"], upgrade_type=code))
+        fields: dict[str, Any] = {"timeout": _timedelta(self.timeout), "feature_updates": tuple(keys)}
+        if version >= 1:
+            fields["validate_only"] = validate_only
+        resp = self.client(addr).request(schema(**fields))
+        out = _err(out, codec.error_name(resp.error_code), resp.error_message) if resp.error_code else _ok(out)
+        out["message"] = resp.error_message
+        results = getattr(resp, "results", ())
+        if results:
+            out["results"] = {r.feature: {"error": codec.error_name(r.error_code), "message": r.error_message}
+                              for r in results}
+        out["epoch"] = self._epoch(addr)
+        return out
+
+    def _op_register(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        from reference_impl import load_profile
+        from reference_impl._errors import InputError
+
+        refused = self._not_formatted("register")
+        if refused:
+            return refused
+        role, node = cmd.get("role", "broker"), cmd.get("node")
+        out: dict[str, Any] = {"op": "register", "role": role, "node": node}
+        if role not in ("broker", "controller"):
+            return _invalid(out, f"register: role must be broker or controller, not {role!r}")
+        if not isinstance(node, int) or isinstance(node, bool):
+            return _invalid(out, f"node spec {{'id': {node!r}}} needs an integer 'id'")
+        if role == "broker" and node in self.controllers_known():
+            return _invalid(out, f"register: node {node} is a controller")
+        default = self.profile
+        try:
+            if cmd.get("ranges") is not None:
+                from reference_impl.api import parse_ranges
+
+                ranges = dict(parse_ranges(cmd["ranges"], f"node {node}"))
+                node_profile = load_profile(default)
+                software = None
+            else:
+                software = cmd.get("software") or self.software.get((role, node)) or default
+                node_profile = load_profile(software)
+                ranges = dict(node_profile.supported(role, bool(cmd.get("unstable", False))))
+        except InputError as e:
+            return _invalid(out, str(e))
+        active, addr = self._controller_or_broker()
+        if active is None or active not in self.controllers:
+            raise TargetError(f"{self.name}: registration needs a controller listener (controller=HOST:PORT)")
+        if self.use_control:
+            # Our extension: tell serve-broker which release this synthetic node runs (the wire
+            # carries only its ranges), so the reference answers that node's ApiVersions faithfully.
+            self.control({"op": "expect_register", "role": role, "node": node, "software": software,
+                          "unstable": bool(cmd.get("unstable", False)), "ranges": cmd.get("ranges"),
+                          "previous_session_alive": bool(cmd.get("previous_session_alive", False))})
+        incarnation = cmd.get("incarnation")
+        inc = uuid.uuid5(_INCARNATION_NS, str(incarnation)) if incarnation else uuid.uuid4()
+        if role == "controller":
+            out = self._register_controller(out, addr, node, inc, ranges)
+        else:
+            out = self._register_broker(cmd, out, addr, node, inc, ranges, node_profile)
+        if out["error"] == "NONE":
+            if software:
+                self.software[(role, node)] = software
+            self._invalidate()
+        return out
+
+    def _register_broker(self, cmd: dict[str, Any], out: dict[str, Any], addr: tuple[str, int], node: int,
+                         inc: uuid.UUID, ranges: dict[str, Any], node_profile: Any) -> dict[str, Any]:
+        lo, hi = self.keys_of(addr).get(codec.BROKER_REGISTRATION, (0, -1))
+        top = min(hi, KIO_MAX[codec.BROKER_REGISTRATION])
+        version = cmd.get("version", min(top, node_profile.b("broker_registration_max_version")))
+        out["version"] = version
+        if not isinstance(version, int) or not lo <= version <= top:
+            return _err(out, "UNSUPPORTED_VERSION")
+        # What a broker of this release sends: below v4, ranges with min 0 are left out (KAFKA-17492).
+        sent = {k: v for k, v in sorted(ranges.items()) if version >= 4 or v[0] != 0}
+        out["sent_features"] = {k: list(v) for k, v in sent.items()}
+        schema = _schema("request", codec.BROKER_REGISTRATION, version)
+        feature, listener = _item(schema, "features"), _item(schema, "listeners")
+        body = {"broker_id": node, "cluster_id": cmd.get("cluster_id", self.cluster_id or ""), "incarnation_id": inc,
+                "listeners": (listener(name="PLAINTEXT", host="kfc-synthetic.invalid", port=9, security_protocol=0),),
+                "features": tuple(feature(name=k, min_supported_version=v[0], max_supported_version=v[1])
+                                  for k, v in sent.items()),
+                "rack": None, "is_migrating_zk_broker": False, "log_dirs": (uuid.uuid5(inc, "dir"),),
+                "previous_broker_epoch": -1}
+        names = {f for f in schema.__dataclass_fields__}
+        resp = self.client(addr).request(schema(**{k: v for k, v in body.items() if k in names}))
+        if resp.error_code:
+            return _err(out, codec.error_name(resp.error_code))
+        out["broker_epoch"] = int(resp.broker_epoch)
+        return _ok(out)
+
+    def _register_controller(self, out: dict[str, Any], addr: tuple[str, int], node: int, inc: uuid.UUID,
+                             ranges: dict[str, Any]) -> dict[str, Any]:
+        schema = _schema("request", codec.CONTROLLER_REGISTRATION, 0)
+        feature, listener = _item(schema, "features"), _item(schema, "listeners")
+        resp = self.client(addr).request(schema(
+            controller_id=node, incarnation_id=inc, zk_migration_ready=False,
+            listeners=(listener(name="CONTROLLER", host="kfc-synthetic.invalid", port=9, security_protocol=0),),
+            features=tuple(feature(name=k, min_supported_version=v[0], max_supported_version=v[1])
+                           for k, v in sorted(ranges.items()))))
+        if resp.error_code:
+            return _err(out, codec.error_name(resp.error_code), resp.error_message)
+        return _ok(out)
+
+    def _op_unregister(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        node = cmd.get("node")
+        out: dict[str, Any] = {"op": "unregister", "node": node}
+        if not isinstance(node, int) or isinstance(node, bool):
+            return _invalid(out, f"unregister: node must be an integer, not {node!r}")
+        _, addr = self._controller_or_broker()
+        resp = self.client(addr).request(_schema("request", codec.UNREGISTER_BROKER, 0)(broker_id=node))
+        if resp.error_code:
+            return _err(out, codec.error_name(resp.error_code), resp.error_message)
+        self._invalidate()
+        return _ok(out)
+
+
+def _timedelta(seconds: float) -> Any:
+    import datetime
+
+    return datetime.timedelta(seconds=seconds)
+
+
+def _ok(out: dict[str, Any]) -> dict[str, Any]:
+    out.update(error="NONE", error_code=0, message=None)
+    return out
+
+
+_NO_MESSAGE = object()
+
+
+def _err(out: dict[str, Any], error: str, message: Any = _NO_MESSAGE) -> dict[str, Any]:
+    out.update(error=error, error_code=codec.error_code(error))
+    if message is not _NO_MESSAGE:
+        out["message"] = message  # only when the wire carried one: the comparison skips an absent message
+    return out
+
+
+def _invalid(out: dict[str, Any], message: str) -> dict[str, Any]:
+    out.update(error="INVALID_COMMAND", error_code=None, message=message)
+    return out
+
+
+class _KafkaPlugin:
+    @hookimpl
+    def kfc_make_target(self, spec: str) -> Target | None:
+        if not spec.startswith("kafka://"):
+            return None
+        return KafkaTarget(spec)
+
+    @hookimpl
+    def kfc_target_kinds(self) -> list[str]:
+        return ["kafka://HOST:PORT[,HOST:PORT…][?controller=H:P&timeout=S&client_id=ID&allow_register=1&control=1]"]
+
+
+KAFKA_PLUGIN = _KafkaPlugin()

@@ -1,0 +1,98 @@
+"""A small blocking Kafka-protocol client: one connection per node, one request in flight.
+
+Every socket operation has a deadline, so a silent or trickling server cannot hang the suite; every
+failure is a `WireError` that names the node and its address."""
+
+from __future__ import annotations
+
+import itertools
+import select
+import socket
+import time
+from typing import Any
+
+from conformance.targets import TargetError
+
+from . import codec
+from .framing import MAX_FRAME, FrameError, frame, recv_frame
+
+
+class WireError(TargetError):
+    """The node could not be reached or answered something that is not a Kafka response."""
+
+
+class NodeClient:
+    def __init__(self, host: str, port: int, label: str, *, timeout: float = 5.0, client_id: str = "kfc",
+                 max_frame: int = MAX_FRAME):
+        self.host, self.port, self.label = host, port, label
+        self.timeout, self.client_id, self.max_frame = timeout, client_id, max_frame
+        self._sock: socket.socket | None = None
+        self._ids = itertools.count(1)
+
+    @property
+    def where(self) -> str:
+        return f"{self.label} ({self.host}:{self.port})"
+
+    def _connect(self) -> socket.socket:
+        if self._sock is not None and select.select([self._sock], [], [], 0)[0]:
+            # Readable while idle: the server closed it (idle timeout, node stopped). Start afresh
+            # rather than lose the next request to a dead socket.
+            self.close()
+        if self._sock is None:
+            try:
+                self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            except ConnectionRefusedError:
+                raise WireError(f"{self.where}: connection refused") from None
+            except TimeoutError:
+                raise WireError(f"{self.where}: connect timed out after {self.timeout:g} s") from None
+            except OSError as e:
+                raise WireError(f"{self.where}: cannot connect: {e.strerror or e}") from None
+            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return self._sock
+
+    def request(self, body: Any) -> Any:
+        """Send a kio request payload and return the decoded response payload."""
+        schema = type(body)
+        corr = next(self._ids) & 0x7FFFFFFF
+        what = f"{codec.API_NAMES.get(schema.__api_key__, schema.__api_key__)} v{schema.__version__}"
+        data = codec.encode_request(body, corr, self.client_id)
+        return self._roundtrip(data, schema.__api_key__, schema.__version__, corr, what)
+
+    def control(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Send one request of serve-broker's control extension (docs/wire.md)."""
+        corr = next(self._ids) & 0x7FFFFFFF
+        data = codec.encode_control_request(command, corr, self.client_id)
+        reply: dict[str, Any] = self._roundtrip(data, codec.CONTROL_API_KEY, 0, corr,
+                                                f"control {command.get('op')}")
+        return reply
+
+    def _roundtrip(self, data: bytes, api_key: int, version: int, corr: int, what: str) -> Any:
+        deadline = time.monotonic() + self.timeout
+        try:
+            sock = self._connect()
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            sock.sendall(frame(data))
+            raw = recv_frame(sock, deadline, self.max_frame)
+            return codec.decode_response(raw, api_key, version, corr)
+        except WireError:
+            self.close()
+            raise
+        except TimeoutError:
+            self.close()
+            raise WireError(f"{self.where}: no {what} response within {self.timeout:g} s") from None
+        except FrameError as e:
+            self.close()
+            raise WireError(f"{self.where}: {what}: {e}") from None
+        except codec.CodecError as e:
+            self.close()
+            raise WireError(f"{self.where}: malformed {what} response: {e}") from None
+        except OSError as e:
+            self.close()
+            raise WireError(f"{self.where}: {what}: {e.strerror or e}") from None
+
+    def close(self) -> None:
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            finally:
+                self._sock = None

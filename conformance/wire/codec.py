@@ -1,0 +1,236 @@
+"""Glue over kio: request/response headers and bodies for any (api key, version) kio knows.
+
+Header versions come from kio's schemas (`__header_schema__`): flexible requests use request
+header v2, the others v1; flexible responses use response header v1, except ApiVersions, whose
+response always uses header v0 (KIP-511) so a client can read it before it knows the version.
+Our control extension (serve-broker only) is the one message kio cannot know: header v1 + JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import io
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any, get_args, get_origin
+
+from kio.index import KioIndexError, load_request_schema, load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
+from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
+from kio.serial import entity_reader, entity_writer
+from kio.serial.errors import SerialError
+from kio.static.primitive import i16, i32
+
+API_VERSIONS, METADATA, UPDATE_FEATURES, DESCRIBE_CLUSTER = 18, 3, 57, 60
+BROKER_REGISTRATION, UNREGISTER_BROKER, CONTROLLER_REGISTRATION = 62, 64, 70
+# Ours, not Kafka's: far above every assigned key, answered only by `kfc serve-broker`.
+CONTROL_API_KEY = 32100
+
+API_NAMES = {
+    API_VERSIONS: "ApiVersions", METADATA: "Metadata", UPDATE_FEATURES: "UpdateFeatures",
+    DESCRIBE_CLUSTER: "DescribeCluster", BROKER_REGISTRATION: "BrokerRegistration",
+    UNREGISTER_BROKER: "UnregisterBroker", CONTROLLER_REGISTRATION: "ControllerRegistration",
+    CONTROL_API_KEY: "KfcControl",
+}
+_PEEK = struct.Struct(">hhi")
+
+
+class CodecError(Exception):
+    """Bytes that are not the message they should be."""
+
+
+@dataclass
+class Request:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: Any  # a kio payload entity, or a dict for the control extension
+
+
+class BadRequest(CodecError):
+    """The header was readable (so an error response can be addressed) but the request was not."""
+
+    def __init__(self, api_key: int, api_version: int, correlation_id: int, reason: str, known: bool):
+        super().__init__(reason)
+        self.api_key, self.api_version, self.correlation_id, self.known = api_key, api_version, correlation_id, known
+
+
+def error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name.upper()
+    except ValueError:
+        return f"UNKNOWN_ERROR_{code}"
+
+
+def error_code(name: str) -> int:
+    from reference_impl._errors import ERROR_CODES
+
+    if name in ERROR_CODES:
+        return ERROR_CODES[name]
+    try:
+        return int(ErrorCode[name.lower()])
+    except KeyError:
+        return int(ErrorCode.unknown_server_error)
+
+
+def request_schema(api_key: int, version: int) -> Any:
+    try:
+        return load_request_schema(api_key, version)
+    except (KioIndexError, ImportError, ValueError, AttributeError):
+        return None
+
+
+def response_schema(api_key: int, version: int) -> Any:
+    try:
+        return load_response_schema(api_key, version)
+    except (KioIndexError, ImportError, ValueError, AttributeError):
+        return None
+
+
+def _write(entity_type: Any, value: Any) -> bytes:
+    buf = io.BytesIO()
+    entity_writer(entity_type)(buf, value)
+    return buf.getvalue()
+
+
+# -- requests -------------------------------------------------------------------------------------
+
+def encode_request(body: Any, correlation_id: int, client_id: str | None) -> bytes:
+    schema = type(body)
+    header = schema.__header_schema__(request_api_key=schema.__api_key__, request_api_version=schema.__version__,
+                                      correlation_id=i32(correlation_id), client_id=client_id)
+    return _write(schema.__header_schema__, header) + _write(schema, body)
+
+
+def encode_control_request(command: dict[str, Any], correlation_id: int, client_id: str | None) -> bytes:
+    header = RequestHeaderV1(request_api_key=i16(CONTROL_API_KEY), request_api_version=i16(0),
+                             correlation_id=i32(correlation_id), client_id=client_id)
+    return _write(RequestHeaderV1, header) + json.dumps(command).encode()
+
+
+def decode_request(data: bytes) -> Request:
+    """A whole request frame.  CodecError: not even a header; BadRequest: header but no request."""
+    if len(data) < _PEEK.size:
+        raise CodecError(f"{len(data)}-byte frame is shorter than a request header")
+    api_key, version, corr = _PEEK.unpack_from(data)
+    if api_key == CONTROL_API_KEY:
+        header, n = _read_header(RequestHeaderV1, data, api_key, version, corr)
+        try:
+            command = json.loads(data[n:].decode())
+        except (UnicodeDecodeError, ValueError) as e:
+            raise BadRequest(api_key, version, corr, f"control body is not JSON: {e}", True) from None
+        if not isinstance(command, dict):
+            raise BadRequest(api_key, version, corr, "control body is not a JSON object", True)
+        return Request(api_key, version, corr, header.client_id, command)
+    schema = request_schema(api_key, version)
+    if schema is None:
+        # Unknown to kio: the v1 header's fields still come first, so the id is readable.
+        raise BadRequest(api_key, version, corr, f"unknown api key {api_key} version {version}", False)
+    header, n = _read_header(schema.__header_schema__, data, api_key, version, corr)
+    try:
+        body, m = entity_reader(schema)(data, n)
+    except (SerialError, ValueError, TypeError, OverflowError, MemoryError, struct.error) as e:
+        raise BadRequest(api_key, version, corr, f"malformed {API_NAMES.get(api_key, api_key)} v{version} "
+                         f"body: {type(e).__name__}: {e}", True) from None
+    if n + m != len(data):
+        raise BadRequest(api_key, version, corr, f"{len(data) - n - m} trailing byte(s) after the request", True)
+    return Request(api_key, version, corr, header.client_id, body)
+
+
+def _read_header(schema: Any, data: bytes, api_key: int, version: int, corr: int) -> tuple[Any, int]:
+    try:
+        header, n = entity_reader(schema)(data, 0)
+    except (SerialError, ValueError, TypeError, OverflowError, MemoryError, struct.error) as e:
+        raise BadRequest(api_key, version, corr, f"malformed request header: {type(e).__name__}: {e}", False) from None
+    return header, n
+
+
+# -- responses ------------------------------------------------------------------------------------
+
+def encode_response(correlation_id: int, body: Any) -> bytes:
+    header_schema = type(body).__header_schema__
+    return _write(header_schema, header_schema(correlation_id=correlation_id)) + _write(type(body), body)
+
+
+def encode_control_response(correlation_id: int, reply: dict[str, Any]) -> bytes:
+    return _write(ResponseHeaderV0, ResponseHeaderV0(correlation_id=i32(correlation_id))) + json.dumps(reply).encode()
+
+
+def decode_response(data: bytes, api_key: int, version: int, correlation_id: int) -> Any:
+    """The body of the response to (api_key, version); CodecError for anything else."""
+    if api_key == CONTROL_API_KEY:
+        n = _check_header(ResponseHeaderV0, data, correlation_id)
+        try:
+            reply = json.loads(data[n:].decode())
+        except (UnicodeDecodeError, ValueError) as e:
+            raise CodecError(f"control reply is not JSON: {e}") from None
+        if not isinstance(reply, dict):
+            raise CodecError("control reply is not a JSON object")
+        return reply
+    schema = response_schema(api_key, version)
+    if schema is None:
+        raise CodecError(f"kio has no {API_NAMES.get(api_key, api_key)} v{version} response")
+    n = _check_header(schema.__header_schema__, data, correlation_id)
+    if api_key == API_VERSIONS and version > 0 and data[n:n + 2] == struct.pack(">h", ErrorCode.unsupported_version):
+        schema = response_schema(API_VERSIONS, 0)  # KIP-511: an unsupported version is answered in v0
+    try:
+        body, m = entity_reader(schema)(data, n)
+    except (SerialError, ValueError, TypeError, OverflowError, MemoryError, struct.error) as e:
+        raise CodecError(f"malformed {API_NAMES.get(api_key, api_key)} v{version} response: "
+                         f"{type(e).__name__}: {e}") from None
+    if n + m != len(data):
+        raise CodecError(f"{len(data) - n - m} trailing byte(s) after the response")
+    return body
+
+
+def _check_header(schema: Any, data: bytes, correlation_id: int) -> int:
+    try:
+        header, n = entity_reader(schema)(data, 0)
+    except (SerialError, ValueError, TypeError, struct.error) as e:
+        raise CodecError(f"malformed response header: {e}") from None
+    if header.correlation_id != correlation_id:
+        raise CodecError(f"correlation id {header.correlation_id} in a response to request {correlation_id}")
+    return int(n)
+
+
+# -- generic error responses ------------------------------------------------------------------------
+
+def error_response(api_key: int, version: int, code: int, message: str | None) -> Any:
+    """The (api_key, version) response carrying only an error, or None when that response has no
+    top-level error code (Metadata) or kio does not know it: the caller then closes the connection."""
+    schema = response_schema(api_key, version)
+    if schema is None:
+        return None
+    names = {f.name for f in dataclasses.fields(schema)}
+    if "error_code" not in names:
+        return None
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(schema):
+        if f.name == "error_code":
+            values[f.name] = ErrorCode(code)
+        elif f.name == "error_message":
+            values[f.name] = message
+        elif f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            continue
+        else:
+            values[f.name] = _blank(f)
+    return schema(**values)
+
+
+def _blank(f: dataclasses.Field[Any]) -> Any:
+    kind = f.metadata.get("kafka_type")
+    if get_origin(f.type) is tuple or kind is None:
+        return ()
+    if kind.startswith("timedelta"):
+        return datetime.timedelta(0)
+    if kind == "bool":
+        return False
+    if kind in ("string", "bytes", "records"):
+        return None if type(None) in get_args(f.type) else ""
+    if kind == "uuid":
+        return None
+    return -1  # ints: Kafka's "unknown" (broker epoch, controller id)
