@@ -124,8 +124,11 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
               help="TOML file of expected failures.")
 @click.option("-n", "--workers", default=None, help="pytest-xdist workers (e.g. auto).")
 @click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first failure.")
+@click.option("--spark/--no-spark", default=True, show_default=True,
+              help="Also replay the bundled trace corpus of the profile with Spark.")
+@click.option("--spark-master", default="local[2]", show_default=True)
 def check_command(target: str, profile: str | None, hypothesis_profile: str, report: str, expectations: str | None,
-                  workers: str | None, exitfirst: bool) -> None:
+                  workers: str | None, exitfirst: bool, spark: bool, spark_master: str) -> None:
     """Run the conformance suite against TARGET; exit 0 only if it conforms."""
     console = _console()
     prof, hello = resolve_profile(target, profile)
@@ -134,14 +137,49 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     with console.status(f"checking {hello.get('name', target)} against the reference ({prof}) …"):
         code = run_suite(target, prof, hypothesis_profile, out, expectations=expectations, workers=workers,
                          exitfirst=exitfirst)
-    elapsed = time.perf_counter() - start
     summary = load_summary(out)
     if summary is None:
         tail = (out / "pytest.log").read_text().splitlines()[-15:]
         console.print("\n".join(tail))
         raise click.ClickException(f"the suite did not run (pytest exit {code}); log: {out / 'pytest.log'}")
+    spark_line, spark_ok = None, True
+    if spark and not (exitfirst and code != 0):
+        spark_line, spark_ok = spark_stage(console, target, prof, out, spark_master)
+    elapsed = time.perf_counter() - start
     print_summary(console, summary, out, elapsed)
-    sys.exit(0 if code == 0 else 1)
+    if spark_line:
+        console.print(spark_line, soft_wrap=True)
+    sys.exit(0 if code == 0 and spark_ok else 1)
+
+
+def spark_stage(console: Any, target: str, profile: str, out: Path, master: str) -> tuple[str, bool]:
+    """Replay the profile's bundled corpus (fixtures/corpus) with Spark; its divergences join the
+    suite's Allure results, so one report shows both."""
+    from importlib import resources
+
+    corpus = resources.files("fixtures") / "corpus" / f"bundled-{profile}.parquet"
+    if not corpus.is_file():
+        return f"spark replay: no bundled corpus for {profile}", True
+    try:
+        from spark_checks.job import SparkJobError
+        from spark_checks.job import replay as spark_replay
+    except ImportError as e:
+        raise click.ClickException(f"the Spark replay needs pyspark ({e}); pass --no-spark to skip it") from None
+    with console.status(f"replaying the bundled corpus ({profile}) with Spark {master} …"):
+        try:
+            s = spark_replay(str(corpus), target, out / "spark", master=master, k_allure=20, progress=False)
+        except SparkJobError as e:
+            raise click.ClickException(f"Spark replay: {e} (pass --no-spark to skip it)") from None
+    results = out / "allure-results"
+    results.mkdir(exist_ok=True)
+    for f in sorted((out / "spark" / "allure-results").glob("*")):
+        shutil.copy2(f, results / f.name)
+    counts = s["by_status"]
+    bad = {k: v for k, v in counts.items() if k != "pass" and v}
+    line = (f"spark replay of the bundled corpus: {s['rows_in']} traces in, {s['rows_out']} out, "
+            f"{counts.get('pass', 0)} pass" + "".join(f", {v} {k}" for k, v in bad.items())
+            + f" ({master}, {s['traces_per_s']:,.0f} traces/s after a {s['seconds']['spark_start']:.0f} s start)")
+    return line, not bad and s["rows_in"] == s["rows_out"]
 
 
 @click.command("replay-trace")

@@ -157,12 +157,14 @@ def _attach_suite_commands() -> None:
     from conformance.serve import serve_command
     from conformance.wire.server import serve_broker_command
     from spark_checks.generate import generate_command
+    from spark_checks.replay_cli import replay_command
 
     main.add_command(check_command)
     main.add_command(replay_trace_command)
     main.add_command(mutants_cli)
     main.add_command(report_command)
     main.add_command(generate_command)
+    main.add_command(replay_command)
     main.add_command(serve_broker_command)
 
     @main.group("target")

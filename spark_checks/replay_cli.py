@@ -1,0 +1,116 @@
+"""`kfc replay CORPUS --target T [--master URL] --out DIR [--k-allure K]`: the Spark replay job.
+
+Exit 0 only when every trace passed.  Divergences, target errors and input errors (bad corpus rows)
+all exit 1: a corpus row that cannot be replayed is a finding too, never silently dropped.
+Setup problems (missing corpus, unknown target, no Java, unreachable master) are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 120)
+
+
+def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
+    """One screen: status counts, per-profile counts, where it diverged, the first few trace ids."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    st = s["by_status"]
+    secs = s["seconds"]
+    console.print(f"[bold]kfc replay[/] {s['corpus']} on [cyan]{s['target']}[/] ({s['master']}, "
+                  f"{s['partitions']} tasks): {s['traces']:,} traces, {s['steps']:,} steps in {secs['replay']:.1f} s "
+                  f"([bold]{s['traces_per_s'] or 0:,.0f} traces/s[/]; Spark start {secs['spark_start']:.1f} s)")
+    table = Table(title=None, show_lines=False)
+    table.add_column("profile")
+    for col in ("pass", "diverged", "target-error", "input-error"):
+        table.add_column(col, justify="right")
+    for profile, counts in s["by_profile"].items():
+        table.add_row(profile, *(_cell(col, counts.get(col, 0)) for col in ("pass", "diverged", "target-error",
+                                                                             "input-error")))
+    table.add_row("[bold]total[/]", *(_cell(col, st.get(col, 0)) for col in ("pass", "diverged", "target-error",
+                                                                            "input-error")))
+    console.print(table)
+    if s.get("divergent_ops"):
+        console.print("first divergent op: " + ", ".join(f"{op} {n}" for op, n in
+                                                           sorted(s["divergent_ops"].items(), key=lambda kv: -kv[1])[:6]))
+    cov = s.get("coverage") or {}
+    pairs = sum(len(codes) for codes in cov.values())
+    console.print(f"coverage: {len(cov)} ops × {len(s.get('by_error_code') or {})} outcome codes "
+                  f"({pairs} op/code pairs) × {len(s['by_profile'])} profiles; divergence rate "
+                  f"{100 * s['divergence_rate']:.2f}%")
+    for d in s.get("first_divergences", [])[:6]:
+        where = f"step {d['first_divergent_step']} {d['op']}" if d.get("first_divergent_step") is not None else ""
+        console.print(f"[red]{d['status']}[/] {d['trace_id']} {escape('[' + str(d.get('profile')) + ']')} {where}: "
+                      f"{escape((d.get('diff') or '')[:150])}", soft_wrap=True)
+    if not s.get("complete", True):
+        console.print(f"[red]rows in {s['rows_in']} != rows out {s['rows_out']}[/]")
+    bad = sum(st.get(k, 0) for k in ("diverged", "target-error", "input-error"))
+    verdict = "[green]NO DIVERGENCE[/]" if bad == 0 and s.get("complete", True) else "[red]DIVERGED[/]"
+    extra = f", {s['allure_results']} Allure results (kfc report {out})" if s.get("allure_results") else ""
+    console.print(f"{verdict}   results: {out}/results  summary: {out}/summary.json{extra}")
+
+
+def _cell(col: str, n: int) -> str:
+    if n and col != "pass":
+        return f"[red]{n:,}[/]"
+    return f"{n:,}"
+
+
+@click.command("replay")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.option("--target", "target", default="reference", show_default=True, help="Target spec.")
+@click.option("--master", default=None,
+              help="Spark master: local[N], local[*] or spark://HOST:PORT [default: local[*], or spark-submit's].")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output directory (results/, summary.json, coverage.*, allure-results/).")
+@click.option("--k-allure", "k_allure", default=20, show_default=True, type=click.IntRange(min=0),
+              help="First K non-passing traces (by trace id) written as Allure results.")
+@click.option("--partitions", default=None, type=click.IntRange(min=1), help="Force the number of replay tasks.")
+@click.option("--quiet", is_flag=True, help="No progress while it runs.")
+def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_allure: int, partitions: int | None,
+                   quiet: bool) -> None:
+    """Replay every trace of CORPUS (JSON Lines or Parquet, a file or a directory of them) against
+    TARGET with Spark; exit 0 only when nothing diverged."""
+    # absolute: this file is also a spark-submit entry point (run as __main__)
+    from spark_checks.job import SparkJobError, replay
+
+    if not corpus.exists():
+        raise click.ClickException(f"{corpus}: no such corpus file or directory")
+    try:
+        summary = replay(corpus, target, out, master=master or "local[*]", k_allure=k_allure, progress=not quiet,
+                         partitions=partitions)
+    except SparkJobError as e:
+        raise click.ClickException(str(e)) from None
+    except Exception as e:  # noqa: BLE001 - a failed Spark job: one line, not the JVM's stack trace
+        text = " ".join(str(e).split())
+        raise click.ClickException(f"the Spark job failed: {type(e).__name__}: {text[:400]}") from None
+    print_summary(_console(), summary, out)
+    st = summary["by_status"]
+    ok = summary["complete"] and all(st.get(k, 0) == 0 for k in ("diverged", "target-error", "input-error"))
+    sys.exit(0 if ok else 1)
+
+
+def main() -> None:
+    """`python -m spark_checks.replay_cli …` until `kfc replay` is wired into reference_impl/cli.py."""
+    try:
+        replay_command.main(standalone_mode=False)
+    except click.ClickException as e:
+        click.echo(f"error: {e.format_message()}", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

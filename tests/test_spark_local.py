@@ -1,0 +1,204 @@
+"""The Spark replay job in local[2]: generate, replay against the reference and a mutant, corrupt rows,
+a target that crashes inside a task.  One SparkSession for the module (its start-up is ~10-20 s)."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from spark_checks import job
+from spark_checks.corpus import corpus_files, read_traces, write_corpus
+from spark_checks.generate import generate_command, generate_to
+from spark_checks.replay_cli import replay_command
+
+N_TRACES = 500
+SEED = 11
+
+# A subprocess target: the reference behind the JSON-lines protocol, except that the process dies
+# (exit 3, mid-request) on CRASH_OP -- a crash inside a Spark task.
+CRASHING_TARGET = """\
+import json, os, sys
+from conformance.serve import handle
+from conformance.targets import make_target
+target = make_target("reference")
+for line in sys.stdin:
+    req = json.loads(line)
+    if req.get("type") == "apply" and req.get("command", {}).get("op") == sys.argv[1]:
+        os._exit(3)
+    sys.stdout.write(json.dumps(handle(target, line)) + "\\n")
+    sys.stdout.flush()
+"""
+CRASH_OP = "state"
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[job.SparkRun]:
+    run = job.SparkRun("local[2]", app_name="kfc tests")
+    run.start()
+    try:
+        yield run
+    finally:
+        run.stop()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`kfc generate` of a 500-trace Parquet corpus (the other half's command, as a user runs it)."""
+    path = tmp_path_factory.mktemp("corpus") / "c.parquet"
+    res = CliRunner().invoke(generate_command, ["--count", str(N_TRACES), "--seed", str(SEED), "--out", str(path)])
+    assert res.exit_code == 0, res.output
+    return path
+
+
+def _results(out: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(out / "results").to_pylist()
+
+
+def test_generate_with_spark_is_byte_identical(spark: job.SparkRun, tmp_path: Path) -> None:
+    for suffix in ("parquet", "jsonl"):
+        single, split = tmp_path / f"a.{suffix}", tmp_path / f"b.{suffix}"
+        generate_to(single, 150, 5, row_group_size=64)
+        info = job.generate_with_spark(150, 5, split, row_group_size=64, spark=spark)
+        assert info["count"] == 150 and info["tasks"] >= 2
+        assert filecmp.cmp(single, split, shallow=False), suffix
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # staging removed
+
+
+def test_replay_reference_no_divergence(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    s = job.replay(corpus, "reference", out, spark=spark, progress=False)
+    assert s["by_status"] == {"pass": N_TRACES, "diverged": 0, "target-error": 0, "input-error": 0}
+    assert s["rows_in"] == s["rows_out"] == N_TRACES and s["complete"]
+    assert s["partitions"] >= 2  # a small Parquet corpus still spreads over both cores
+    assert s["divergence_rate"] == 0.0 and s["traces_per_s"] > 0
+    assert sum(s["by_profile"][p]["pass"] for p in s["by_profile"]) == N_TRACES
+    assert s["by_op"]["format"] >= N_TRACES and "NONE" in s["by_error_code"]
+    assert json.loads((out / "summary.json").read_text())["traces"] == N_TRACES
+    cov = json.loads((out / "coverage.json").read_text())
+    assert cov == s["coverage"] and "update_features" in cov
+    rows = _results(out)
+    assert len(rows) == N_TRACES and len({r["trace_id"] for r in rows}) == N_TRACES
+    assert all(r["trace"] is None for r in rows)  # bodies are kept only for findings
+    assert not (out / "allure-results").exists()
+
+
+def test_replay_mutant_lists_divergences(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    s = job.replay(corpus, "mutant:broker-support-skips-fenced", out, spark=spark, k_allure=5, progress=False)
+    diverged = s["by_status"]["diverged"]
+    assert diverged > 0 and s["rows_out"] == N_TRACES
+    ids = [d["trace_id"] for d in s["first_divergences"]]
+    assert ids and ids == sorted(ids) and all(i.startswith(f"g{SEED}-") for i in ids)
+    rows = [r for r in _results(out) if r["status"] == "diverged"]
+    assert len(rows) == diverged
+    assert all(r["first_divergent_step"] is not None and r["diff"] and r["trace"] for r in rows)
+    results = sorted((out / "allure-results").glob("*-result.json"))
+    assert len(results) == 5 == s["allure_results"]
+    first = json.loads(results[0].read_text())
+    labels = {lab["name"] for lab in first["labels"]}
+    assert {"epic", "feature", "story", "suite"} <= labels and first["status"] == "failed"
+    for att in first["attachments"]:
+        assert (out / "allure-results" / att["source"]).is_file()
+    # A second run into the same directory replaces our files and keeps anyone else's.
+    (out / "allure-results" / "suite-result.json").write_text("{}")
+    job.replay(corpus, "mutant:broker-support-skips-fenced", out, spark=spark, k_allure=2, progress=False)
+    assert len(list((out / "allure-results").glob("kfc-replay-*-result.json"))) == 2
+    assert (out / "allure-results" / "suite-result.json").exists()
+
+
+def test_corrupt_rows_are_input_errors(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+    traces = list(read_traces(corpus))[:60]
+    lines = [json.dumps(t, sort_keys=True) for t in traces]
+    lines[10] = lines[10][: len(lines[10]) // 2]  # truncated: not JSON, no id
+    bad = dict(traces[20], steps="nope")  # JSON with an id, fails the schema
+    lines[20] = json.dumps(bad)
+    lines.insert(30, "")  # blank lines are not rows
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_bytes(("\n".join(lines) + "\n").encode() + b"\xff\xfe not utf-8\n")
+    s = job.replay(jsonl, "reference", tmp_path / "out", spark=spark, progress=False)
+    assert s["rows_in"] == s["rows_out"] == 61
+    assert s["by_status"] == {"pass": 58, "diverged": 0, "target-error": 0, "input-error": 3}
+    errors = {r["trace_id"]: r for r in _results(tmp_path / "out") if r["status"] == "input-error"}
+    assert traces[20]["id"] in errors  # reported by its id
+    assert "c.jsonl line 11" in errors  # no id: by its line
+    assert "c.jsonl line 62" in errors
+    # Parquet: a row whose body is garbage keeps its trace_id column.
+    pq_path = tmp_path / "c.parquet"
+    write_corpus(traces[:20], pq_path)
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(pq_path).to_pylist()
+    table[7]["body"] = "{garbage"
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist(table), pq_path)
+    s = job.replay(pq_path, "reference", tmp_path / "out2", spark=spark, progress=False)
+    assert s["rows_out"] == 20 and s["by_status"]["input-error"] == 1 and s["by_status"]["pass"] == 19
+    assert [r["trace_id"] for r in _results(tmp_path / "out2") if r["status"] == "input-error"] == [traces[7]["id"]]
+
+
+def test_target_crash_inside_a_task_is_per_trace(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+    script = tmp_path / "crashing_target.py"
+    script.write_text(CRASHING_TARGET)
+    small = tmp_path / "small.jsonl"
+    traces = list(read_traces(corpus))[:80]
+    write_corpus(traces, small)
+    crashing = {t["id"] for t in traces if any(s["command"]["op"] == CRASH_OP for s in t["steps"])}
+    assert 0 < len(crashing) < len(traces)
+    s = job.replay(small, f"subprocess:{sys.executable} {script} {CRASH_OP}", tmp_path / "out", spark=spark,
+                   progress=False)
+    assert s["rows_out"] == 80
+    assert s["by_status"]["target-error"] == len(crashing)
+    assert s["by_status"]["pass"] == 80 - len(crashing)
+    rows = _results(tmp_path / "out")
+    assert {r["trace_id"] for r in rows if r["status"] == "target-error"} == crashing
+    assert all(r["op"] == CRASH_OP for r in rows if r["status"] == "target-error")
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    runner = CliRunner()
+    cases = [
+        ([str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o")], "no such corpus"),
+        ([str(corpus_files_dummy(tmp_path)), "--target", "bogus", "--out", str(tmp_path / "o")], "unknown target"),
+        ([str(corpus_files_dummy(tmp_path)), "--master", "spark://127.0.0.1:1", "--out", str(tmp_path / "o")],
+         "cannot reach the Spark master"),
+    ]
+    for args, fragment in cases:
+        res = runner.invoke(replay_command, args)
+        assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+        assert fragment in res.output and "Traceback" not in res.output
+
+
+def corpus_files_dummy(tmp_path: Path) -> Path:
+    p = tmp_path / "one.jsonl"
+    if not p.exists():
+        generate_to(p, 1, 1)
+    assert corpus_files(p) == [p]
+    return p
+
+
+def test_cli_exit_code_follows_the_verdict(spark: job.SparkRun, corpus: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    real = job.replay
+
+    def on_shared_session(*args: Any, **kw: Any) -> dict[str, Any]:
+        kw.pop("master", None)
+        kw["spark"] = spark
+        return real(*args, **kw)
+
+    monkeypatch.setattr(job, "replay", on_shared_session)
+    ok = CliRunner().invoke(replay_command, [str(corpus), "--out", str(tmp_path / "a"), "--quiet"])
+    assert ok.exit_code == 0, ok.output
+    assert "NO DIVERGENCE" in ok.output and "500" in ok.output
+    bad = CliRunner().invoke(replay_command, [str(corpus), "--target", "mutant:broker-support-skips-fenced",
+                                              "--out", str(tmp_path / "b"), "--quiet"])
+    assert bad.exit_code == 1 and "DIVERGED" in bad.output and f"g{SEED}-" in bad.output
