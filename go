@@ -9,6 +9,7 @@
 # ./node_modules with `npm ci` when package.json / package-lock.json changed; this needs Node.js >= 20.
 # `test` does not: tests/test_report.py installs them itself when it runs.
 #   KFC_NO_NPM=1        skip the npm step (no Node.js here; only the HTML report is unavailable)
+#   KFC_NO_JAVA_INSTALL=1  never apt-get Java 17 (by default it is installed when java is missing)
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${KFC_VENV:-.venv}"
@@ -23,6 +24,20 @@ setup() {
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]' >&2
   echo "$want" > "$stamp"
+}
+
+# Spark needs a JVM: install Debian's OpenJDK 17 when no java is on PATH (root, or sudo).
+ensure_java() {
+  if command -v java >/dev/null 2>&1 || [ -n "${JAVA_HOME:-}" ]; then return; fi
+  if [ "${KFC_NO_JAVA_INSTALL:-}" = 1 ]; then
+    echo "[go] error: java not found (Spark needs Java 17); KFC_NO_JAVA_INSTALL=1 forbids installing it" >&2
+    exit 1
+  fi
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "[go] installing Java 17 for Spark (Debian openjdk-17-jre-headless) ..." >&2
+  $sudo apt-get update -qq >&2 && $sudo apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >&2 || {
+    echo "[go] error: could not install Java 17; install a JDK/JRE 17 and re-run" >&2; exit 1; }
 }
 
 # Same stamp file and hash as conformance/report.py:ensure_allure, so either may do the install.
@@ -48,6 +63,7 @@ ensure_node_modules() {
 
 cmd="${1:-check}"; shift || true
 setup
+case "$cmd" in check|test) ensure_java ;; esac
 case "$cmd" in
   check) ensure_node_modules
          report=reports/latest; prev=""
