@@ -144,7 +144,8 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
         raise click.ClickException(f"the suite did not run (pytest exit {code}); log: {out / 'pytest.log'}")
     spark_line, spark_ok = None, True
     if spark and not (exitfirst and code != 0):
-        spark_line, spark_ok = spark_stage(console, target, prof, out, spark_master)
+        spark_line, spark_ok = spark_stage(console, target, prof, out, spark_master,
+                                           frozenset(hello.get("capabilities") or ()))
     elapsed = time.perf_counter() - start
     print_summary(console, summary, out, elapsed)
     if spark_line:
@@ -152,11 +153,19 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     sys.exit(0 if code == 0 and spark_ok else 1)
 
 
-def spark_stage(console: Any, target: str, profile: str, out: Path, master: str) -> tuple[str, bool]:
+def spark_stage(console: Any, target: str, profile: str, out: Path, master: str,
+                capabilities: frozenset[str]) -> tuple[str, bool]:
     """Replay the profile's bundled corpus (fixtures/corpus) with Spark; its divergences join the
     suite's Allure results, so one report shows both."""
     from importlib import resources
 
+    from reference_impl import OPS
+
+    # The generated corpus uses every op; a target without some of them (e.g. over the Kafka wire)
+    # cannot replay it, and saying so beats reporting thousands of divergences.
+    missing = sorted(set(OPS) - capabilities)
+    if missing:
+        return f"spark replay skipped: the target lacks op(s) {', '.join(missing)} used by the bundled corpus", True
     corpus = resources.files("fixtures") / "corpus" / f"bundled-{profile}.parquet"
     if not corpus.is_file():
         return f"spark replay: no bundled corpus for {profile}", True
