@@ -352,13 +352,13 @@ class _Walk:
         return self.step({"op": "load_snapshot", "snapshot": self.pick(self.snapshots)})
 
     def load_coordinator(self) -> dict[str, Any]:
-        from reference_impl.coordinator import NewerWriter
+        from reference_impl.coordinator import NewerWriter, sample_records
 
         coordinator = self.pick(("group", "transaction"))
         writer = self.software()
         seed = self.rng.randrange(0, 1 << 16)
         w = NewerWriter(writer, seed)
-        raw = w.write(coordinator, _logical_records(coordinator, seed), unknown_tags=seed % 3,
+        raw = w.write(coordinator, sample_records(coordinator, seed), unknown_tags=seed % 3,
                       future_keys=seed % 2)
         if seed % 5 == 0 and raw[0][1] is not None:
             raw[0] = (raw[0][0], (9).to_bytes(2, "big") + raw[0][1][2:])  # a value version no release knows
@@ -387,19 +387,6 @@ class _Walk:
 
     def state(self) -> dict[str, Any]:
         return self.step({"op": "state"})
-
-
-def _logical_records(coordinator: str, seed: int) -> list[dict[str, Any]]:
-    n = seed % 3 + 1
-    if coordinator == "group":
-        return [{"key_type": 1, "key": {"group": f"g{i}", "topic": "t", "partition": i}, "version": 3 + seed % 2,
-                 "value": {"offset": 10 * i + seed % 7, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 1}}
-                for i in range(n)]
-    return [{"key_type": 0, "key": {"transactionalId": f"tx{i}"}, "version": seed % 2,
-             "value": {"producerId": i, "producerEpoch": 0, "transactionTimeoutMs": 60000, "transactionStatus": 0,
-                       "transactionPartitions": None, "transactionLastUpdateTimestampMs": 1,
-                       "transactionStartTimestampMs": 1}}
-            for i in range(n)]
 
 
 def generate_one(seed: int, index: int, profile: str | Sequence[str] | None = None) -> dict[str, Any]:

@@ -348,11 +348,11 @@ class FeatureMachine(RuleBasedStateMachine):
     @rule(data=st.data(), coordinator=st.sampled_from(["group", "transaction"]),
           writer=st.sampled_from(profile_names()))
     def load_coordinator(self, data: st.DataObject, coordinator: str, writer: str) -> None:
-        from reference_impl.coordinator import NewerWriter, load, project
+        from reference_impl.coordinator import NewerWriter, load, project, sample_records
 
         seed = data.draw(st.integers(0, 2**16), label="seed")
         w = NewerWriter(writer, seed)
-        raw = w.write(coordinator, _logical_records(coordinator, seed), unknown_tags=seed % 3, future_keys=seed % 2)
+        raw = w.write(coordinator, sample_records(coordinator, seed), unknown_tags=seed % 3, future_keys=seed % 2)
         if seed % 5 == 0 and raw[0][1] is not None:
             # A value version newer than any release knows (KIP-915: older loaders must cope).
             raw[0] = (raw[0][0], (9).to_bytes(2, "big") + raw[0][1][2:])
@@ -371,19 +371,6 @@ class FeatureMachine(RuleBasedStateMachine):
 def _newer_or_same(writer: str, reader: str) -> bool:
     names = list(profile_names())
     return names.index(writer) >= names.index(reader)
-
-
-def _logical_records(coordinator: str, seed: int) -> list[dict[str, Any]]:
-    n = seed % 3 + 1
-    if coordinator == "group":
-        return [{"key_type": 1, "key": {"group": f"g{i}", "topic": "t", "partition": i}, "version": 3 + seed % 2,
-                 "value": {"offset": 10 * i + seed % 7, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 1}}
-                for i in range(n)]
-    return [{"key_type": 0, "key": {"transactionalId": f"tx{i}"}, "version": seed % 2,
-             "value": {"producerId": i, "producerEpoch": 0, "transactionTimeoutMs": 60000, "transactionStatus": 0,
-                       "transactionPartitions": None, "transactionLastUpdateTimestampMs": 1,
-                       "transactionStartTimestampMs": 1}}
-            for i in range(n)]
 
 
 # -- the test -----------------------------------------------------------------------------------------

@@ -119,5 +119,29 @@ class NewerWriter:
         return out
 
 
-__all__ = ["GROUP", "TXN", "NewerWriter", "encode_record", "encode_records", "frame_key", "frame_value",
-           "load_command"]
+def sample_records(coordinator: str, seed: int) -> list[dict[str, Any]]:
+    """1-3 small logical records (offset commits or transactions) that vary with `seed`: what the
+    suite's model and the corpus generator ask newer software to write."""
+    n = seed % 3 + 1
+    if coordinator == "group":
+        return [{"key_type": 1, "key": {"group": f"g{i}", "topic": "t", "partition": i}, "version": 3 + seed % 2,
+                 "value": {"offset": 10 * i + seed % 7, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 1}}
+                for i in range(n)]
+    return [{"key_type": 0, "key": {"transactionalId": f"tx{i}"}, "version": seed % 2,
+             "value": {"producerId": i, "producerEpoch": 0, "transactionTimeoutMs": 60000, "transactionStatus": 0,
+                       "transactionPartitions": None, "transactionLastUpdateTimestampMs": 1,
+                       "transactionStartTimestampMs": 1}}
+            for i in range(n)]
+
+
+__all__ = [
+    "GROUP",
+    "TXN",
+    "NewerWriter",
+    "encode_record",
+    "encode_records",
+    "frame_key",
+    "frame_value",
+    "load_command",
+    "sample_records",
+]
