@@ -63,6 +63,8 @@ ensure_node_modules() {
 
 cmd="${1:-check}"; shift || true
 setup
+# So that targets like "subprocess:kfc target serve" find the project's kfc.
+case "$VENV" in /*) export PATH="$VENV/bin:$PATH" ;; *) export PATH="$PWD/$VENV/bin:$PATH" ;; esac
 case "$cmd" in check|test) ensure_java ;; esac
 case "$cmd" in
   check) ensure_node_modules
