@@ -256,6 +256,7 @@ def test_idle_connection_times_out(served: Served) -> None:
 def test_sigint_exits_cleanly() -> None:
     s = Served("--nodes", "1")
     s.proc.send_signal(2)
+    s.proc.wait(timeout=20)  # let it shut down by itself: stop() would otherwise race it with SIGTERM
     code, err = s.stop()
     assert code == 0 and "Traceback" not in err
 

@@ -51,7 +51,7 @@ GENERATED_OPS = {"format", "register", "unregister", "update_features", "describ
                  "version_mapping", "feature_dependencies"}
 FAMILIES = {"KIP584", "KIP778", "KIP919", "KIP1022"}
 
-EXAMPLES = {"ci": 30, "dev": 200, "deep": 3000}
+EXAMPLES = {"ci": 50, "dev": 200, "deep": 5000}
 STEPS = {"ci": 25, "dev": 40, "deep": 60}
 
 
