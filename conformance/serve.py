@@ -145,14 +145,9 @@ def serve_command(spec: str, verbose: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """`python -m conformance.serve`: one-line errors and exit code 1, like every kfc command."""
-    try:
-        serve_command.main(args=argv, prog_name="python -m conformance.serve", standalone_mode=False)
-    except click.ClickException as e:
-        click.echo(f"error: {e.format_message()}", err=True)
-        sys.exit(1)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        sys.exit(1)
+    from reference_impl._clickmain import run_one_line
+
+    run_one_line(serve_command, args=argv, prog_name="python -m conformance.serve")
 
 
 if __name__ == "__main__":

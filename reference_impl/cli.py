@@ -37,16 +37,9 @@ class _OneLineErrors(click.Group):
     """Usage errors become one line on stderr and exit code 1, like every other kfc error."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        kwargs["standalone_mode"] = False
-        try:
-            rv = super().main(*args, **kwargs)
-        except click.ClickException as e:
-            click.echo(f"error: {e.format_message()}", err=True)
-            sys.exit(1)
-        except click.exceptions.Abort:
-            click.echo("error: aborted", err=True)
-            sys.exit(1)
-        sys.exit(rv if isinstance(rv, int) else 0)
+        from ._clickmain import run_one_line
+
+        run_one_line(super(), *args, **kwargs)
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})

@@ -102,14 +102,9 @@ def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_a
 
 def main() -> None:
     """`python -m spark_checks.replay_cli …` until `kfc replay` is wired into reference_impl/cli.py."""
-    try:
-        replay_command.main(standalone_mode=False)
-    except click.ClickException as e:
-        click.echo(f"error: {e.format_message()}", err=True)
-        sys.exit(1)
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        sys.exit(1)
+    from reference_impl._clickmain import run_one_line
+
+    run_one_line(replay_command)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,21 @@
+"""Run a click command the kfc way: usage and tool errors are one line on stderr and exit code 1."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+
+def run_one_line(command: Any, *args: Any, **kwargs: Any) -> None:
+    kwargs["standalone_mode"] = False
+    try:
+        rv = command.main(*args, **kwargs)
+    except click.ClickException as e:
+        click.echo(f"error: {e.format_message()}", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
