@@ -18,14 +18,11 @@ import __future__
 import copy
 import functools
 import inspect
-import json
 import textwrap
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import click
 
 from reference_impl import Cluster
 from reference_impl import _controller as ctl
@@ -239,6 +236,40 @@ def _no_snapshot_after_downgrade() -> type[Cluster]:
     return _cluster("snap", _op_update_features=fn)
 
 
+
+def _disable_writes_nothing() -> type[Cluster]:
+    class Ctx(ctl.UpdateContext):
+        def check(self, name: str, level: int) -> list[dict[str, Any]]:
+            recs = super().check(name, level)
+            return [] if level == 0 and name != MV else recs  # bug: "0 means absent, so nothing to write"
+
+    return _cluster("disable", update_context_cls=Ctx)
+
+
+def _api_versions_v2_lists_features() -> type[Cluster]:
+    return _cluster("api-v2", _op_api_versions=_recompile(Cluster._op_api_versions, [("if version < 3:", "if version < 2:")]))
+
+
+def _snapshot_load_drops_features() -> type[Cluster]:
+    fn = _recompile(Cluster._op_load_snapshot, [
+        ("        replay(image, r)",
+         '        if r["type"] != "FeatureLevelRecord" or r["name"] == MV:\n            replay(image, r)')])
+    return _cluster("snap-load", _op_load_snapshot=fn)
+
+
+def _bootstrap_writes_kraft() -> type[Cluster]:
+    br = _recompile(tools.bootstrap_records, [("if lv > 0 and n != KRAFT]", "if lv > 0]")])
+    return _cluster("fmt-kraft-rec", _op_format=_recompile(
+        Cluster._op_format, [], _clone(Cluster._op_format, tools=_module_with(tools, bootstrap_records=br))))
+
+
+def _dependencies_without_mv_name() -> type[Cluster]:
+    fd = _recompile(tools.feature_dependencies, [('suffix = f" ({p.mv_name(dl)})" if dep == MV else ""', 'suffix = ""')])
+    op = _recompile(Cluster._op_feature_dependencies, [],
+                    _clone(Cluster._op_feature_dependencies, tools=_module_with(tools, feature_dependencies=fd)))
+    return _cluster("deps-out", _op_feature_dependencies=op)
+
+
 def _loader_cluster(name: str, ns: dict[str, Any]) -> type[Cluster]:
     """Cluster whose load_coordinator runs `load` (and `_read`) recompiled in `ns`."""
     _recompile(loader._read, [], ns)
@@ -403,6 +434,23 @@ _DEFS: list[Mutant] = [
            _edit_register_broker("if name not in sent and name != MV and level != 0:",
                                  "if name not in node.ranges() and name != MV and level != 0:"),
            _w(_fmt(), _reg(1, version=3))),
+    Mutant("disable-writes-nothing", "KIP584-UPD-07", "kafka-4.2",
+           "disabling a feature (level 0) is accepted but writes no record, so the feature stays finalized",
+           _disable_writes_nothing, _w(_fmt(), _upd((GV, 0, "SAFE_DOWNGRADE")), {"op": "describe"}), "records"),
+    Mutant("v1-all-or-nothing-3x", "KIP584-UPD-10", "kafka-3.9",
+           "a 3.x controller drops the features that passed when another one fails (4.x behaviour)",
+           _edit_update('if first_error is not None and p.b("update_atomic"):', "if first_error is not None:"),
+           _w(_fmt("3.8-IV0"), _upd((MV, 21), ("no.such.feature", 1), version=1), {"op": "describe"}), "records"),
+    Mutant("api-versions-v2-lists-features", "KIP584-API-01", "kafka-4.2",
+           "ApiVersions v2 answers with feature ranges (features are v3+ tagged fields)",
+           _api_versions_v2_lists_features, _w(_fmt(), {"op": "api_versions", "version": 2}), "supported"),
+    Mutant("snapshot-load-drops-features", "SNAP-02", "kafka-4.2",
+           "loading a snapshot replays metadata.version but drops the other FeatureLevelRecords",
+           _snapshot_load_drops_features,
+           _w(_fmt(), {"op": "load_snapshot", "snapshot": {
+               "metadata_version": 29, "end_offset": 2, "cluster_id": "kfc-cluster-0000000000", "records": [
+                   {"type": "FeatureLevelRecord", "name": MV, "level": 29},
+                   {"type": "FeatureLevelRecord", "name": GV, "level": 1}]}}, {"op": "describe"}), "finalized"),
     # --- KIP-778 ---------------------------------------------------------------------------------
     Mutant("safe-lossy-mv-downgrade", "KIP778-MV-04", "kafka-4.2",
            "a SAFE_DOWNGRADE of metadata.version across a metadata change is allowed",
@@ -416,6 +464,10 @@ _DEFS: list[Mutant] = [
            "3.x compares against the bootstrap minimum minus one, so metadata.version 3 (below 3.3-IV0) passes",
            _edit_mv("if three and level < p.mv_minimum_bootstrap:", "if three and level < p.mv_minimum_bootstrap - 1:"),
            _w(_fmt("3.3-IV0"), _upd((MV, 3, "SAFE_DOWNGRADE")))),
+    Mutant("lossless-mv-downgrade-refused", "KIP778-MV-03", "kafka-4.2",
+           "every metadata.version downgrade counts as lossy, even when no version in between changed metadata",
+           _edit_mv("if p.metadata_changed(level, current):", "if True:"),
+           _w(_fmt("3.9-IV0"), _upd((MV, 19, "SAFE_DOWNGRADE"))), "error"),
     # --- KIP-919 ---------------------------------------------------------------------------------
     Mutant("controller-registration-off-by-one", "KIP919-CREG-01", "kafka-4.2",
            "controller registration is accepted from 3.6-IV2 (one below 3.7-IV0)",
@@ -455,6 +507,13 @@ _DEFS: list[Mutant] = [
     Mutant("version-mapping-previous-mv", "KIP1022-MAP-01", "kafka-4.2",
            "version-mapping takes the defaults of the metadata.version before the one asked for",
            _mapping_previous_mv, _w({"op": "version_mapping", "release_version": "4.0-IV0"}), "levels"),
+    Mutant("bootstrap-writes-kraft-version", "KIP1022-FMT-11", "kafka-3.9",
+           "the bootstrap metadata writes a FeatureLevelRecord for kraft.version (it belongs to the raft log)",
+           _bootstrap_writes_kraft, _w(_fmt("3.9-IV0", standalone=True)), "records"),
+    Mutant("dependencies-without-mv-name", "KIP1022-DEP-01", "kafka-4.2",
+           "feature-dependencies prints a metadata.version dependency without its release name",
+           _dependencies_without_mv_name,
+           _w({"op": "feature_dependencies", "features": [f"{ELR}=1"]}), "lines"),
     Mutant("features-upgrade-sends-zero", "KIP1022-TOOL-04", "kafka-4.2",
            "kafka-features upgrade --release-version sends level-0 defaults (the skip is on the downgrade branch)",
            _tool_upgrade_sends_zero,
@@ -489,6 +548,12 @@ _DEFS: list[Mutant] = [
     Mutant("downgrade-without-snapshot", "KIP1155-DG-05", "kip-1155",
            "the version 'before' is read after applying the update, so a downgrade never triggers a snapshot",
            _no_snapshot_after_downgrade, _w(_fmt("3.9-IV0"), _upd((MV, 20, "SAFE_DOWNGRADE"))), "snapshot"),
+    Mutant("unsafe-downgrade-keeps-data", "KIP1155-DG-07", "kip-1155",
+           "an accepted UNSAFE_DOWNGRADE reports the lost records but writes no record removing them",
+           _edit_kip1155('cleanup = [{"type": "RemovePayloadRecord", "id": pl["id"], "kind": pl["kind"]} for pl in lost]',
+                         "cleanup = []"),
+           _w(_fmt("4.0-IV1"), {"op": "add_metadata", "kind": "elr_partition_state"},
+              _upd((MV, 22, "UNSAFE_DOWNGRADE"))), "records"),
     # --- KIP-915 ---------------------------------------------------------------------------------
     Mutant("unknown-key-type-fatal", "KIP915-LOAD-01", "kafka-4.2",
            "the group loader fails on a record key type it does not know instead of skipping it",
@@ -585,21 +650,5 @@ def mutant_rows() -> list[dict[str, str]]:
             for m in MUTANTS.values()]
 
 
-list_mutants = mutant_rows
-
-
-@click.command("mutants")
-@click.option("--json", "as_json", is_flag=True, help="One JSON array of rows.")
-def mutants_command(as_json: bool) -> None:
-    """List the seeded mutants: name, rule, KIP, profile and the bug."""
-    rows = mutant_rows()
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    w = max(len(r["name"]) for r in rows)
-    for r in rows:
-        click.echo(f"{r['name']:<{w}}  {r['rule']:<16} {r['kip']:<9} {r['profile']:<10} {r['description']}")
-
-
-__all__ = ["MUTANTS", "MUTANT_PLUGIN", "Mutant", "MutantPlugin", "MutantTarget", "list_mutants", "mutant_rows",
-           "mutants_command", "neutral_scenario", "witness"]
+__all__ = ["MUTANTS", "MUTANT_PLUGIN", "Mutant", "MutantPlugin", "MutantTarget", "mutant_rows",
+           "neutral_scenario", "witness"]

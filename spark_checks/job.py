@@ -149,6 +149,10 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+# PySpark's gateway counts as Spark's shell: unless its logger has its own level Spark prints
+# "Setting default log level to WARN" and, after that, the spark.log.level line.
+logger.shell.name = org.apache.spark.api.python.PythonGatewayServer
+logger.shell.level = error
 """
 
 

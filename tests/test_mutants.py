@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from conformance.check import mutants_cli
 from conformance.compare import compare
 from conformance.mutants import (
     MUTANT_PLUGIN,
     MUTANTS,
     MutantTarget,
     mutant_rows,
-    mutants_command,
     neutral_scenario,
     witness,
 )
@@ -112,10 +112,10 @@ def test_make_target_resolves_mutants():
 
 
 def test_cli_lists_every_mutant():
-    res = CliRunner().invoke(mutants_command, ["--json"])
+    res = CliRunner().invoke(mutants_cli, ["--json"])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)
     assert rows == mutant_rows() and len(rows) == len(MUTANTS)
     assert set(rows[0]) == {"name", "rule", "kip", "profile", "description"}
-    res = CliRunner().invoke(mutants_command, [])
+    res = CliRunner().invoke(mutants_cli, [])
     assert res.exit_code == 0 and all(n in res.output for n in MUTANTS)

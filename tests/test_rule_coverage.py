@@ -5,10 +5,10 @@ and every marker names a registered rule.
 The scan is static (a regex over tests/*.py), so it sees decorator markers and markers passed in
 `pytest.param(..., marks=pytest.mark.rule(...))` / `marks=[...]` alike, whatever is selected to run.
 
-Some rules only describe how a successful operation behaves; no outcome is ever refused in their
-name, so they cannot have an honest failing case.  They are listed in NO_FAILING_CASE with the
-reason, visibly rather than silently: they still need a "pass" case, and an entry that gains a
-"fail" marker must be removed from the list.
+Some rules only describe how a successful operation behaves: no outcome is ever refused in their
+name.  Their failing case is a seeded mutant that breaks the rule (conformance/mutants.py): its
+witness must diverge from the reference on the rule's field (tests/test_mutants.py) and the ci suite
+must kill it (tests/test_suite.py).
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
+from conformance.mutants import MUTANTS
 from reference_impl.rules import RULES
 
 TESTS = Path(__file__).resolve().parent
@@ -28,32 +27,8 @@ THIS = Path(__file__).resolve()
 MARKER = re.compile(r"""pytest\s*\.\s*mark\s*\.\s*rule\s*\(\s*(['"])(?P<id>[^'"]+)\1\s*,\s*(['"])(?P<case>[^'"]*)\3\s*,?\s*\)""")
 ANY_MARKER = re.compile(r"pytest\s*\.\s*mark\s*\.\s*rule\s*\(")
 
-# Rules that state how a successful operation behaves: the reference never refuses an operation in their
-# name, so a "fail" case would have to name another rule.  Reported to the lead; not silently exempt.
-NO_FAILING_CASE: dict[str, str] = {
-    "KIP584-UPD-07": "level 0 deleting a feature / 0 == absent describes the success path; a refused disable "
-                     "names KIP584-UPD-05 or the support rules",
-    "KIP584-UPD-08": "a no-op update succeeding and writing a record has no refusal of its own",
-    "KIP584-UPD-09": "validate_only changes only whether records are written; refusals name the check that failed",
-    "KIP584-UPD-10": "the v0/v1 per-feature answer shape; refused features name their own rule",
-    "KIP584-EPOCH-01": "the epoch is an observation (offset of the last record), never a refusal",
-    "KIP584-API-01": "ApiVersions < v3 simply carries no features; nothing is refused",
-    "KIP584-API-02": "finalized level 0 is omitted from a successful answer; nothing is refused",
-    "KIP778-MV-03": "a lossless downgrade is allowed; its refused counterparts are KIP778-MV-04/05",
-    "KIP1022-UPD-02": "the 4.x fail-fast shape; the refusal carries the rule of the feature that failed",
-    "KIP1022-API-01": "ApiVersions < v4 omitting min-0 ranges is a successful answer",
-    "KIP1022-REG-01": "BrokerRegistration < v4 omitting min-0 features is what the broker sends; the refusal "
-                      "that follows names KIP584-REG-02",
-    "KIP1155-DG-04": "record order of an accepted downgrade",
-    "KIP1155-DG-05": "the snapshot of an accepted downgrade",
-    "KIP1155-DG-07": "an accepted UNSAFE_DOWNGRADE dropping data",
-    "SNAP-02": "a snapshot reloading to the same describe is a round-trip property",
-    "KIP1022-FMT-10": "default feature levels of a successful format",
-    "KIP1022-FMT-11": "bootstrap record order of a successful format",
-    "KIP1022-MAP-01": "version-mapping output of a successful run",
-    "KIP1022-DEP-01": "feature-dependencies output of a successful run",
-    "KIP1022-TOOL-04": "what kafka-features upgrade --release-version sends",
-}
+# Behaviour rules whose failing case is the mutant that breaks them.
+MUTANT_CASES: dict[str, str] = {m.rule: m.name for m in MUTANTS.values()}
 
 
 def _test_files() -> list[Path]:
@@ -111,8 +86,10 @@ def test_every_rule_has_a_passing_case():
 
 
 def test_every_rule_has_a_failing_case():
-    missing = sorted(rid for rid in RULES if not FOUND.get(rid, {}).get("fail") and rid not in NO_FAILING_CASE)
-    assert not missing, "rules without a 'fail' case:\n" + "\n".join(f"{rid}: {RULES[rid].statement}" for rid in missing)
+    """A 'fail' marker (the reference refuses in the rule's name) or a mutant breaking the rule."""
+    missing = sorted(rid for rid in RULES if not FOUND.get(rid, {}).get("fail") and rid not in MUTANT_CASES)
+    assert not missing, "rules without a 'fail' case or mutant:\n" + "\n".join(
+        f"{rid}: {RULES[rid].statement}" for rid in missing)
 
 
 def test_kip915_rules_are_covered_like_the_others():
@@ -120,13 +97,6 @@ def test_kip915_rules_are_covered_like_the_others():
     lacking = [f"{rid}: {', '.join(c for c in ('pass', 'fail') if not FOUND.get(rid, {}).get(c))}"
                for rid in kip915 if not (FOUND.get(rid, {}).get("pass") and FOUND.get(rid, {}).get("fail"))]
     assert not lacking, "KIP-915 rules (tests/test_coordinator.py) lacking cases:\n" + "\n".join(lacking)
-
-
-@pytest.mark.parametrize("rid", sorted(NO_FAILING_CASE))
-def test_no_failing_case_list_is_accurate(rid):
-    assert rid in RULES, f"{rid} is listed in NO_FAILING_CASE but is not a registered rule"
-    assert not FOUND.get(rid, {}).get("fail"), (
-        f"{rid} now has a 'fail' case at {FOUND[rid]['fail']}: remove it from NO_FAILING_CASE")
 
 
 def test_marker_regex_reads_every_form():

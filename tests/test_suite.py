@@ -62,6 +62,9 @@ def test_check_over_the_json_lines_protocol(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     s = load_summary(tmp_path)
     assert s["counts"].get("failed", 0) == 0 and s["counts"]["passed"] > 150
+    # the Spark stage ran and kept Spark's shell banner out of the user's terminal
+    assert "spark replay of the bundled corpus" in proc.stdout, proc.stdout[-2000:]
+    assert "Setting default log level" not in proc.stderr and "Setting Spark log level" not in proc.stderr
 
 
 def test_expectations_turn_known_failures_into_xfail_and_flag_unexpected_passes(tmp_path: Path) -> None:
