@@ -22,7 +22,6 @@ from conformance.targets import Target, TargetError
 from conformance.wire import codec
 from conformance.wire.client import NodeClient, WireError
 
-MV = "metadata.version"
 UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
 KIO_MAX = {codec.API_VERSIONS: 4, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}
 # Ops the Kafka protocol cannot express: no RPC formats storage, writes snapshots, loads
@@ -322,6 +321,7 @@ class KafkaTarget(Target):
     def _op_describe(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """kafka-features describe: ApiVersions to one node, lines named by the tool's release."""
         from reference_impl import load_profile
+        from reference_impl.api import describe_lines
 
         out = self._op_api_versions(cmd, "describe")
         if out["error"] != "NONE" or out.get("supported") is None:
@@ -329,16 +329,7 @@ class KafkaTarget(Target):
         # The reference names levels by the active controller's release (as its tool would).
         active = self.active_controller()
         p = load_profile((self.software.get(("controller", active)) if active is not None else None) or self.profile)
-        lines = []
-        for name, (lo, hi) in out["supported"].items():
-            fin = out["finalized"].get(name, 0)
-            if name == MV:
-                lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
-            else:
-                lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
-            lines.append(f"Feature: {name}\tSupportedMinVersion: {lo_s}\tSupportedMaxVersion: {hi_s}\t"
-                         f"FinalizedVersionLevel: {fin_s}\tEpoch: {out['epoch']}")
-        out["lines"] = lines
+        out["lines"] = describe_lines(p, out["supported"], out["finalized"], out["epoch"])
         return out
 
     def _epoch(self, addr: tuple[str, int]) -> int | None:

@@ -94,13 +94,29 @@ def _register_broker_op(edits: list[tuple[str, str]], **overrides: Any) -> Any:
     return register_broker
 
 
-def _format_op(edits: list[tuple[str, str]]) -> Any:
-    fl = _recompile(tools.format_levels, edits)
-    return _recompile(Cluster._op_format, [], _clone(Cluster._op_format, tools=_module_with(tools, format_levels=fl)))
+def _op_with_tool(op: str, tool: str, edits: list[tuple[str, str]]) -> Any:
+    """Cluster.`op` calling `tools.tool` recompiled with `edits`."""
+    fn = _recompile(getattr(tools, tool), edits)
+    method = getattr(Cluster, op)
+    return _recompile(method, [], _clone(method, tools=_module_with(tools, **{tool: fn})))
 
 
 # ----------------------------------------------------------------------------------- the mutants
 # Each builder returns the mutant's Cluster subclass; builders are cached (compiled once).
+
+def _edit_method(method: str, old: str, new: str) -> Callable[[], type[Cluster]]:
+    """A Cluster method with one edit."""
+    def build() -> type[Cluster]:
+        return _cluster(method, **{method: _recompile(getattr(Cluster, method), [(old, new)])})
+    return build
+
+
+def _edit_tool(op: str, tool: str, old: str, new: str) -> Callable[[], type[Cluster]]:
+    """A tool function (reference_impl._tools) with one edit, as called by the Cluster op `op`."""
+    def build() -> type[Cluster]:
+        return _cluster(tool, **{op: _op_with_tool(op, tool, [(old, new)])})
+    return build
+
 
 def _edit_check(old: str, new: str) -> Callable[[], type[Cluster]]:
     def build() -> type[Cluster]:
@@ -166,11 +182,6 @@ def _epoch_from_feature_records() -> type[Cluster]:
     return Mutant
 
 
-def _finalized_lists_kraft_zero() -> type[Cluster]:
-    fn = _recompile(Cluster.finalized_view, [("if self.image.kraft_version:", "if self.image.kraft_version is not None:")])
-    return _cluster("kraft0", finalized_view=fn)
-
-
 def _controller_registration_off_by_one() -> type[Cluster]:
     fn = _recompile(ctl.register_controller, [("if c.image.metadata_version < CONTROLLER_REGISTRATION_MV:",
                                                "if c.image.metadata_version < CONTROLLER_REGISTRATION_MV - 1:")])
@@ -179,11 +190,6 @@ def _controller_registration_off_by_one() -> type[Cluster]:
         return fn(self, cmd, node)  # type: ignore[no-any-return]
 
     return _cluster("creg", register_controller=register_controller)
-
-
-def _api_versions_v3_min0() -> type[Cluster]:
-    fn = _recompile(Cluster._op_api_versions, [("if version < 4 and (", "if version < 3 and (")])
-    return _cluster("api", _op_api_versions=fn)
 
 
 def _registration_v3_min0() -> type[Cluster]:
@@ -202,23 +208,6 @@ def _kraft_downgrade_allowed() -> type[Cluster]:
     return _cluster("kraft-dg", update_context_cls=_context(check_kraft_raft=fn))
 
 
-def _format_trusts_explicit_features() -> type[Cluster]:
-    return _cluster("fmt-deps", _op_format=_format_op([("        if reason:\n",
-                                                         "        if reason and name not in requested:\n")]))
-
-
-def _format_kraft_default_from_release() -> type[Cluster]:
-    return _cluster("fmt-kraft", _op_format=_format_op([("if name == KRAFT:", "if name == KRAFT and KRAFT in requested:")]))
-
-
-def _mapping_previous_mv() -> type[Cluster]:
-    vm = _recompile(tools.version_mapping, [("levels = p.default_levels(mv.level)",
-                                             "levels = p.default_levels(mv.level - 1)")])
-    op = _recompile(Cluster._op_version_mapping, [],
-                    _clone(Cluster._op_version_mapping, tools=_module_with(tools, version_mapping=vm)))
-    return _cluster("map", _op_version_mapping=op)
-
-
 def _tool_upgrade_sends_zero() -> type[Cluster]:
     fn = _recompile(ftool.features_tool, [('if action == "upgrade" and default == 0:',
                                            'if action == "downgrade" and default == 0:')])
@@ -229,13 +218,6 @@ def _tool_upgrade_sends_zero() -> type[Cluster]:
     return _cluster("tool", _op_features_tool=_op_features_tool)
 
 
-def _no_snapshot_after_downgrade() -> type[Cluster]:
-    fn = _recompile(Cluster._op_update_features, [
-        ("out = ctl.update_features(self, cmd)",
-         "out = ctl.update_features(self, cmd); mv_before = self.image.metadata_version")])
-    return _cluster("snap", _op_update_features=fn)
-
-
 
 def _disable_writes_nothing() -> type[Cluster]:
     class Ctx(ctl.UpdateContext):
@@ -244,30 +226,6 @@ def _disable_writes_nothing() -> type[Cluster]:
             return [] if level == 0 and name != MV else recs  # bug: "0 means absent, so nothing to write"
 
     return _cluster("disable", update_context_cls=Ctx)
-
-
-def _api_versions_v2_lists_features() -> type[Cluster]:
-    return _cluster("api-v2", _op_api_versions=_recompile(Cluster._op_api_versions, [("if version < 3:", "if version < 2:")]))
-
-
-def _snapshot_load_drops_features() -> type[Cluster]:
-    fn = _recompile(Cluster._op_load_snapshot, [
-        ("        replay(image, r)",
-         '        if r["type"] != "FeatureLevelRecord" or r["name"] == MV:\n            replay(image, r)')])
-    return _cluster("snap-load", _op_load_snapshot=fn)
-
-
-def _bootstrap_writes_kraft() -> type[Cluster]:
-    br = _recompile(tools.bootstrap_records, [("if lv > 0 and n != KRAFT]", "if lv > 0]")])
-    return _cluster("fmt-kraft-rec", _op_format=_recompile(
-        Cluster._op_format, [], _clone(Cluster._op_format, tools=_module_with(tools, bootstrap_records=br))))
-
-
-def _dependencies_without_mv_name() -> type[Cluster]:
-    fd = _recompile(tools.feature_dependencies, [('suffix = f" ({p.mv_name(dl)})" if dep == MV else ""', 'suffix = ""')])
-    op = _recompile(Cluster._op_feature_dependencies, [],
-                    _clone(Cluster._op_feature_dependencies, tools=_module_with(tools, feature_dependencies=fd)))
-    return _cluster("deps-out", _op_feature_dependencies=op)
 
 
 def _loader_cluster(name: str, ns: dict[str, Any]) -> type[Cluster]:
@@ -424,7 +382,8 @@ _DEFS: list[Mutant] = [
            _epoch_from_feature_records, _w(_fmt(), _reg(1), {"op": "describe"}), "epoch"),
     Mutant("finalized-lists-kraft-zero", "KIP584-API-02", "kafka-4.2",
            "ApiVersions lists kraft.version=0 ('is not None' instead of a truth test)",
-           _finalized_lists_kraft_zero, _w(_fmt(), {"op": "api_versions"}), "finalized"),
+           _edit_method("finalized_view", "if self.image.kraft_version:", "if self.image.kraft_version is not None:"),
+           _w(_fmt(), {"op": "api_versions"}), "finalized"),
     Mutant("registration-checks-max-only", "KIP584-REG-01", "kafka-4.2",
            "broker registration checks a finalized level against the broker's maximum only",
            _edit_register_broker("if not lo <= level <= hi:", "if not level <= hi:"),
@@ -443,10 +402,12 @@ _DEFS: list[Mutant] = [
            _w(_fmt("3.8-IV0"), _upd((MV, 21), ("no.such.feature", 1), version=1), {"op": "describe"}), "records"),
     Mutant("api-versions-v2-lists-features", "KIP584-API-01", "kafka-4.2",
            "ApiVersions v2 answers with feature ranges (features are v3+ tagged fields)",
-           _api_versions_v2_lists_features, _w(_fmt(), {"op": "api_versions", "version": 2}), "supported"),
+           _edit_method("_op_api_versions", "if version < 3:", "if version < 2:"),
+           _w(_fmt(), {"op": "api_versions", "version": 2}), "supported"),
     Mutant("snapshot-load-drops-features", "SNAP-02", "kafka-4.2",
            "loading a snapshot replays metadata.version but drops the other FeatureLevelRecords",
-           _snapshot_load_drops_features,
+           _edit_method("_op_load_snapshot", "        replay(image, r)",
+                        '        if r["type"] != "FeatureLevelRecord" or r["name"] == MV:\n            replay(image, r)'),
            _w(_fmt(), {"op": "load_snapshot", "snapshot": {
                "metadata_version": 29, "end_offset": 2, "cluster_id": "kfc-cluster-0000000000", "records": [
                    {"type": "FeatureLevelRecord", "name": MV, "level": 29},
@@ -486,7 +447,8 @@ _DEFS: list[Mutant] = [
     # --- KIP-1022 --------------------------------------------------------------------------------
     Mutant("api-versions-v3-lists-min0", "KIP1022-API-01", "kafka-4.2",
            "ApiVersions omits min-0 ranges below v3 instead of below v4, so v3 lists them",
-           _api_versions_v3_min0, _w(_fmt(), {"op": "api_versions", "version": 3}), "supported"),
+           _edit_method("_op_api_versions", "if version < 4 and (", "if version < 3 and ("),
+           _w(_fmt(), {"op": "api_versions", "version": 3}), "supported"),
     Mutant("registration-v3-sends-min0", "KIP1022-REG-01", "kafka-4.2",
            "BrokerRegistration omits min-0 features below v3 instead of below v4, so v3 sends them",
            _registration_v3_min0, _w(_fmt("3.7-IV4"), _reg(1, version=3)), "sent_features"),
@@ -500,19 +462,25 @@ _DEFS: list[Mutant] = [
            _w(_fmt("3.9-IV0"), _upd((GV, 1), (MV, 99)), {"op": "describe"}), "epoch"),
     Mutant("format-trusts-explicit-features", "KIP1022-FMT-05", "kafka-4.2",
            "format checks dependencies of default levels only; an explicit --feature is trusted",
-           _format_trusts_explicit_features, _w(_fmt("3.9-IV0", features=[f"{ELR}=1"]))),
+           _edit_tool("_op_format", "format_levels", "        if reason:\n", "        if reason and name not in requested:\n"),
+           _w(_fmt("3.9-IV0", features=[f"{ELR}=1"]))),
     Mutant("format-kraft-default-from-release", "KIP1022-FMT-10", "kafka-4.2",
            "kraft.version's default comes from the release version like other features, ignoring the quorum",
-           _format_kraft_default_from_release, _w(_fmt()), "levels"),
+           _edit_tool("_op_format", "format_levels", "if name == KRAFT:", "if name == KRAFT and KRAFT in requested:"),
+           _w(_fmt()), "levels"),
     Mutant("version-mapping-previous-mv", "KIP1022-MAP-01", "kafka-4.2",
            "version-mapping takes the defaults of the metadata.version before the one asked for",
-           _mapping_previous_mv, _w({"op": "version_mapping", "release_version": "4.0-IV0"}), "levels"),
+           _edit_tool("_op_version_mapping", "version_mapping", "levels = p.default_levels(mv.level)",
+                      "levels = p.default_levels(mv.level - 1)"),
+           _w({"op": "version_mapping", "release_version": "4.0-IV0"}), "levels"),
     Mutant("bootstrap-writes-kraft-version", "KIP1022-FMT-11", "kafka-3.9",
            "the bootstrap metadata writes a FeatureLevelRecord for kraft.version (it belongs to the raft log)",
-           _bootstrap_writes_kraft, _w(_fmt("3.9-IV0", standalone=True)), "records"),
+           _edit_tool("_op_format", "bootstrap_records", "if lv > 0 and n != KRAFT]", "if lv > 0]"),
+           _w(_fmt("3.9-IV0", standalone=True)), "records"),
     Mutant("dependencies-without-mv-name", "KIP1022-DEP-01", "kafka-4.2",
            "feature-dependencies prints a metadata.version dependency without its release name",
-           _dependencies_without_mv_name,
+           _edit_tool("_op_feature_dependencies", "feature_dependencies",
+                      'suffix = f" ({p.mv_name(dl)})" if dep == MV else ""', 'suffix = ""'),
            _w({"op": "feature_dependencies", "features": [f"{ELR}=1"]}), "lines"),
     Mutant("features-upgrade-sends-zero", "KIP1022-TOOL-04", "kafka-4.2",
            "kafka-features upgrade --release-version sends level-0 defaults (the skip is on the downgrade branch)",
@@ -547,7 +515,9 @@ _DEFS: list[Mutant] = [
               _upd((MV, 22, "UNSAFE_DOWNGRADE"))), "records"),
     Mutant("downgrade-without-snapshot", "KIP1155-DG-05", "kip-1155",
            "the version 'before' is read after applying the update, so a downgrade never triggers a snapshot",
-           _no_snapshot_after_downgrade, _w(_fmt("3.9-IV0"), _upd((MV, 20, "SAFE_DOWNGRADE"))), "snapshot"),
+           _edit_method("_op_update_features", "out = ctl.update_features(self, cmd)",
+                        "out = ctl.update_features(self, cmd); mv_before = self.image.metadata_version"),
+           _w(_fmt("3.9-IV0"), _upd((MV, 20, "SAFE_DOWNGRADE"))), "snapshot"),
     Mutant("unsafe-downgrade-keeps-data", "KIP1155-DG-07", "kip-1155",
            "an accepted UNSAFE_DOWNGRADE reports the lost records but writes no record removing them",
            _edit_kip1155('cleanup = [{"type": "RemovePayloadRecord", "id": pl["id"], "kind": pl["kind"]} for pl in lost]',

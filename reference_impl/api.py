@@ -271,17 +271,7 @@ class Cluster:
         out = {**av, "op": "describe"}
         if av["error"] != "NONE" or av["supported"] is None:
             return out
-        p = self.active_profile
-        lines = []
-        for name, (lo, hi) in av["supported"].items():
-            fin = av["finalized"].get(name, 0)
-            if name == MV:
-                lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
-            else:
-                lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
-            lines.append(f"Feature: {name}\tSupportedMinVersion: {lo_s}\tSupportedMaxVersion: {hi_s}\t"
-                         f"FinalizedVersionLevel: {fin_s}\tEpoch: {av['epoch']}")
-        out["lines"] = lines
+        out["lines"] = describe_lines(self.active_profile, av["supported"], av["finalized"], av["epoch"])
         return out
 
     def _op_features_tool(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -345,6 +335,20 @@ class Cluster:
                             for c, r in sorted(img.controllers.items())},
             "payload": copy.deepcopy(img.payload),
         })
+
+
+def describe_lines(p: Profile, supported: dict[str, Any], finalized: dict[str, int], epoch: int) -> list[str]:
+    """kafka-features describe: one line per supported feature, metadata.version by release name."""
+    lines = []
+    for name, (lo, hi) in supported.items():
+        fin = finalized.get(name, 0)
+        if name == MV:
+            lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
+        else:
+            lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
+        lines.append(f"Feature: {name}\tSupportedMinVersion: {lo_s}\tSupportedMaxVersion: {hi_s}\t"
+                     f"FinalizedVersionLevel: {fin_s}\tEpoch: {epoch}")
+    return lines
 
 
 def apply(cluster: Cluster, command: dict[str, Any]) -> dict[str, Any]:

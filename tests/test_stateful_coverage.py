@@ -4,7 +4,6 @@ smaller op set of the Kafka wire target (format/reset by the control extension, 
 from __future__ import annotations
 
 import pytest
-from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.suite import test_stateful as model
 from conformance.targets import make_target
@@ -27,10 +26,9 @@ def test_required_families_follow_the_capabilities() -> None:
 @pytest.mark.parametrize("profile", list(profile_names()))
 def test_ci_run_with_the_wire_op_set_reaches_what_it_must(profile: str) -> None:
     target = make_target(f"reference:{profile}")
-    model.RUN = run = model._Run(target, profile, WIRE_OPS)
+    run = model._Run(target, profile, WIRE_OPS)
     try:
-        with model._no_local_constants(True):
-            run_state_machine_as_test(model.FeatureMachine, settings=model._settings("ci"))
+        run.execute("ci")
     finally:
         model.RUN = None
         target.close()

@@ -39,7 +39,7 @@ from hypothesis.stateful import (
 
 from conformance.plugin import report_dir
 from conformance.session import Coverage, Session
-from conformance.suite._support import fail_with_trace
+from conformance.suite._support import fail_with_trace, load_traces
 from reference_impl import load_profile, profile_names
 
 MV, KRAFT = "metadata.version", "kraft.version"
@@ -102,6 +102,13 @@ class _Run:
         self.target, self.profile, self.capabilities = target, profile, capabilities
         self.coverage = Coverage()
         self.last: FeatureMachine | None = None
+
+    def execute(self, hypothesis_profile: str) -> None:
+        """Run the machine under a Hypothesis profile; its instances find this run through RUN."""
+        global RUN
+        RUN = self
+        with _no_local_constants(hypothesis_profile == "ci"):
+            run_state_machine_as_test(FeatureMachine, settings=_settings(hypothesis_profile))
 
 
 RUN: _Run | None = None
@@ -430,13 +437,11 @@ def _newer_or_same(writer: str, reader: str) -> bool:
 
 def test_stateful_model(request: pytest.FixtureRequest, kfc_target: Any, kfc_profile: str,
                         kfc_capabilities: frozenset[str]) -> None:
-    global RUN
     name = request.config.getoption("--kfc-hypothesis-profile")
-    RUN = run = _Run(kfc_target, kfc_profile, kfc_capabilities)
+    run = _Run(kfc_target, kfc_profile, kfc_capabilities)
     request.node.user_properties.append(("kfc_rules", []))
     try:
-        with _no_local_constants(name == "ci"):
-            run_state_machine_as_test(FeatureMachine, settings=_settings(name))
+        run.execute(name)
     except Exception as e:
         if run.last is None:
             raise
@@ -456,26 +461,17 @@ def required_families(profile: str, capabilities: frozenset[str]) -> set[str]:
     """The rule families a ci run must reach: the profile's KIP families that the recorded examples
     (fixtures/examples) reach through ops the target has -- in this profile's examples, or, for a
     family those never show, in any profile's."""
-    from importlib import resources
-
     families = set(FAMILIES) | ({"KIP1155"} if load_profile(profile).b("kip1155") else set())
     ops = GENERATED_OPS & capabilities
-    here_any: set[str] = set()  # families this profile's examples show, through any op
-    here, anywhere = set(), set()  # ... through the target's ops
-    with (resources.files("fixtures") / "examples" / "examples.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            trace = json.loads(line)
-            mine = trace["profile"] == profile
-            for step in trace["steps"]:
-                out = step["expected"]
-                rules = [out.get("rule"), *(r.get("rule") for r in (out.get("results") or {}).values()
-                                            if isinstance(r, dict))]
-                fams = {r.split("-")[0] for r in rules if isinstance(r, str)}
-                reached = step["command"].get("op") in ops
-                here_any |= fams if mine else set()
-                here |= fams if mine and reached else set()
-                anywhere |= fams if reached else set()
-    return families & (here | (anywhere - here_any))
+    here_any, here, anywhere = Coverage(), Coverage(), Coverage()  # this profile / ... via ops / any via ops
+    for trace in load_traces("examples"):
+        mine = trace["profile"] == profile
+        for step in trace["steps"]:
+            reached = step["command"].get("op") in ops
+            for cov, counted in ((here_any, mine), (here, mine and reached), (anywhere, reached)):
+                if counted:
+                    cov.add(step["command"], step["expected"])
+    return families & (here.families | (anywhere.families - here_any.families))
 
 
 def _write_coverage(request: pytest.FixtureRequest, run: _Run) -> None:
