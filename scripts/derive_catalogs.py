@@ -1,4 +1,5 @@
-"""Derive fixtures/catalogs/<profile>.json from the release dumps in ../shared/kafka-catalogs.
+"""Derive fixtures/catalogs/<profile>.json from the release dumps in fixtures/release-dumps
+(copies of ../shared/kafka-catalogs, produced by running each release's own code).
 
 Tables come from the dumps exactly; behaviour switches and the edits for profiles without a dump
 come from scripts/catalog_overlays.toml.  Run: python scripts/derive_catalogs.py [--check]
@@ -16,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OVERLAYS = ROOT / "scripts" / "catalog_overlays.toml"
 OUT = ROOT / "fixtures" / "catalogs"
-DUMPS = ROOT.parent / "shared" / "kafka-catalogs"
+DUMPS = ROOT / "fixtures" / "release-dumps"
 
 
 def _mv_table(dump: dict) -> dict:

@@ -1,8 +1,8 @@
 """Behaviour profiles (fixtures/catalogs/*.json): schema, agreement with the primary dumps, and
 internal consistency.
 
-The dumps in ../shared/kafka-catalogs were produced by running each release's own Java code
-(facts §11); a profile derived from a dump must restate it exactly.  kafka-4.1 follows 4.1.1.
+The dumps in fixtures/release-dumps (copies of ../shared/kafka-catalogs) were produced by running
+each release's own Java code (facts §11); a profile derived from a dump must restate it exactly.  kafka-4.1 follows 4.1.1.
 kafka-4.3 and kip-1155 have no dump: they are the 4.2.0 dump plus the edits listed in
 scripts/catalog_overlays.toml, and are marked unverified.
 """
@@ -22,7 +22,7 @@ from reference_impl import InputError, _catalog, load_profile, profile_names
 from tests.conftest import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
-DUMPS = SHARED / "kafka-catalogs"
+DUMPS = ROOT / "fixtures" / "release-dumps"
 MV = "metadata.version"
 
 ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2", "kafka-4.3", "kip-1155"]
@@ -39,12 +39,21 @@ UNVERIFIED = {"kafka-4.3", "kip-1155"}
 
 def _dump(name: str) -> dict[str, Any]:
     if not DUMPS.is_dir():
-        pytest.fail(f"primary catalogue dumps not found at {DUMPS}: the tests need ../shared/kafka-catalogs "
-                    f"beside the clone (CI provides it); they are not optional", pytrace=False)
+        pytest.fail(f"primary catalogue dumps not found at {DUMPS}", pytrace=False)
     path = DUMPS / name
     if not path.is_file():
         pytest.fail(f"primary catalogue dump {path} is missing", pytrace=False)
     return json.loads(path.read_text())
+
+
+def test_release_dumps_are_the_shared_ones() -> None:
+    """The committed copies equal the team's dumps, where those are beside the clone."""
+    shared = SHARED / "kafka-catalogs"
+    if not shared.is_dir():
+        pytest.skip(f"{shared} is not beside this clone; nothing to compare the copies with")
+    names = sorted(p.name for p in shared.glob("*.json"))
+    assert names == sorted(p.name for p in DUMPS.glob("*.json"))
+    assert all((shared / n).read_bytes() == (DUMPS / n).read_bytes() for n in names)
 
 
 @pytest.fixture(scope="module")
