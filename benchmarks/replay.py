@@ -56,7 +56,7 @@ def _replay_slice(args: tuple[str, int, int, int]) -> Counter[str]:
     """Pool worker: one target per slice (as one per Spark partition), rows read from the Parquet row group."""
     import pyarrow.parquet as pq
 
-    from spark_checks.replay_core import replay_rows
+    from conformance.replay import replay_rows
 
     path, rg, a, b = args
     table = pq.ParquetFile(path).read_row_group(rg, columns=["trace_id", "body"]).slice(a, b - a)
@@ -65,8 +65,8 @@ def _replay_slice(args: tuple[str, int, int, int]) -> Counter[str]:
 
 
 def run_loop(corpus: Path) -> tuple[float, Counter[str]]:
-    from spark_checks.corpus import iter_bodies
-    from spark_checks.replay_core import replay_rows
+    from conformance.corpus import iter_bodies
+    from conformance.replay import replay_rows
 
     t0 = time.perf_counter()
     counts = Counter(r["status"] for r in replay_rows(TARGET, iter_bodies(corpus)))
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="Also write the figures as JSON here.")
     a = ap.parse_args(argv)
 
-    from spark_checks.corpus import count_rows
+    from conformance.corpus import count_rows
 
     gen: dict[str, Any] = {}
     tmp = None
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             gen = generate_with_spark(a.traces, a.seed, corpus, "parquet", None, a.master)
             gen["how"] = f"Spark {a.master}"
         else:
-            from spark_checks.generate import generate_to
+            from conformance.generate import generate_to
 
             gen = generate_to(corpus, a.traces, a.seed, "parquet")
             gen["how"] = "one process"

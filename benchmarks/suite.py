@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.check import load_summary, run_mutants, run_suite
+from conformance.runner import load_summary, run_mutants, run_suite
 
 
 def main(argv: list[str] | None = None) -> int:

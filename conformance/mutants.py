@@ -32,9 +32,6 @@ from reference_impl.coordinator import _codec as codec
 from reference_impl.coordinator import _loader as loader
 from reference_impl.rules import RULES
 
-from . import hookspecs
-from .targets import Target
-
 MV = "metadata.version"
 KRAFT = "kraft.version"
 GV = "group.version"
@@ -571,48 +568,6 @@ def parse_spec(arg: str) -> tuple[Mutant, str]:
     return m, profile or m.profile
 
 
-class MutantTarget(Target):
-    """The reference with one seeded bug, in process."""
-
-    def __init__(self, name: str, profile: str | None = None):
-        from reference_impl import load_profile
-
-        self.mutant = MUTANTS[name]
-        self.profile = load_profile(profile or self.mutant.profile).name
-        self.name = f"mutant:{name}@{self.profile}"
-        self.reset()
-
-    def hello(self) -> dict[str, Any]:
-        return {**super().hello(), "mutant": self.mutant.name, "rule": self.mutant.rule}
-
-    def reset(self, profile: str | None = None) -> None:
-        if profile:
-            self.profile = profile
-        self.cluster = self.mutant.cluster(self.profile)
-
-    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
-        return self.cluster.apply(command)
-
-
-class MutantPlugin:
-    """pluggy plugin: `mutant:NAME[@PROFILE]` targets."""
-
-    @hookspecs.hookimpl
-    def kfc_make_target(self, spec: str) -> Target | None:
-        kind, _, arg = spec.partition(":")
-        if kind != "mutant":
-            return None
-        m, profile = parse_spec(arg)
-        return MutantTarget(m.name, profile)
-
-    @hookspecs.hookimpl
-    def kfc_target_kinds(self) -> list[str]:
-        return ["mutant:NAME[@PROFILE]"]
-
-
-MUTANT_PLUGIN = MutantPlugin()
-
-
 # ---------------------------------------------------------------------------------------- CLI
 
 def mutant_rows() -> list[dict[str, str]]:
@@ -620,5 +575,11 @@ def mutant_rows() -> list[dict[str, str]]:
             for m in MUTANTS.values()]
 
 
-__all__ = ["MUTANTS", "MUTANT_PLUGIN", "Mutant", "MutantPlugin", "MutantTarget", "mutant_rows",
-           "neutral_scenario", "witness"]
+__all__ = [
+    "MUTANTS",
+    "Mutant",
+    "mutant_rows",
+    "neutral_scenario",
+    "parse_spec",
+    "witness",
+]

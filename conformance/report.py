@@ -5,7 +5,7 @@ installed into the repo's node_modules by `npm ci` the first time a report is bu
 Report settings live in allurerc.mjs next to package.json; the Google Analytics script that Allure embeds
 in reports is switched off with ALLURE_NO_ANALYTICS=true (see allurerc.mjs for why the allure2 plugin).
 
-Errors are ReportError with a one-line message; the click command prints it and exits 1.
+Errors are ReportError with a one-line message; `kfc report` prints it and exits 1.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import click
 
 # The source checkout: package.json, package-lock.json and allurerc.mjs sit next to the package.
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +65,12 @@ def _check_node() -> None:
         raise ReportError(f"node {out.strip()} at {node} is too old: the Allure CLI needs Node.js >= {MIN_NODE}")
 
 
-def ensure_allure(root: Path | str | None = None) -> Path:
+def _stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def ensure_allure(root: Path | str | None = None, log: Callable[[str], None] = _stderr) -> Path:
     """Path of the Allure CLI in ROOT/node_modules, running `npm ci` first if it is missing or stale."""
     root = _find_root(root)
     binary = root / "node_modules" / ".bin" / "allure"
@@ -79,7 +83,7 @@ def ensure_allure(root: Path | str | None = None) -> Path:
     if npm is None:
         raise ReportError("npm not found on PATH: it is needed once to install the Allure CLI pinned in "
                           f"package.json into {root / 'node_modules'}")
-    click.echo(f"[kfc] installing the Allure CLI into {root / 'node_modules'} (npm ci) ...", err=True)
+    log(f"[kfc] installing the Allure CLI into {root / 'node_modules'} (npm ci) ...\n")
     # --ignore-scripts: nothing in the lock needs install scripts, and none may fetch binaries.
     cmd = [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"]
     # npm's output goes to our stderr so stdout stays the report path; relay it when stderr is not a
@@ -95,7 +99,7 @@ def ensure_allure(root: Path | str | None = None) -> Path:
     except (OSError, subprocess.SubprocessError) as e:
         raise ReportError(f"could not run npm: {e}") from None
     if proc.stdout:
-        click.echo(proc.stdout, err=True, nl=False)
+        log(proc.stdout)
     rc = proc.returncode
     if rc != 0:
         raise ReportError(f"`npm ci` failed in {root} (exit code {rc}); see npm's output above")
@@ -110,7 +114,7 @@ def _has_results(results_dir: Path) -> bool:
 
 
 def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool = True,
-                 root: Path | str | None = None) -> Path:
+                 root: Path | str | None = None, log: Callable[[str], None] = _stderr) -> Path:
     """Render RESULTS_DIR (allure-results) into OUT_DIR with the Allure CLI; return OUT_DIR/index.html."""
     results = Path(results_dir).resolve()
     out = Path(out_dir).resolve()
@@ -125,7 +129,7 @@ def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool
     config = root / CONFIG_NAME
     if not config.is_file():
         raise ReportError(f"Allure config {config} is missing")
-    binary = ensure_allure(root)
+    binary = ensure_allure(root, log)
 
     env = dict(os.environ, ALLURE_NO_ANALYTICS="true", KFC_ALLURE_SINGLE_FILE=str(single_file).lower())
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -158,21 +162,3 @@ def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return out / "index.html"
-
-
-@click.command("report")
-@click.argument("directory", required=False, default="reports/latest",
-                type=click.Path(file_okay=False, path_type=Path))
-def report_command(directory: Path) -> None:
-    """Turn DIRECTORY/allure-results (from `kfc check --report DIRECTORY`) into DIRECTORY/html/index.html.
-
-    DIRECTORY defaults to reports/latest.  The first run installs the Allure CLI pinned in package.json
-    with `npm ci` (needs Node.js >= 20 and npm); the report is one self-contained HTML file without
-    analytics, grouped by KIP, area and rule under "Behaviors".
-    """
-    try:
-        index = build_report(directory / "allure-results", directory / "html")
-    except ReportError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(1)
-    click.echo(str(index))

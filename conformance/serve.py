@@ -7,15 +7,11 @@ messages only; anything else (logs, a target's stray prints) goes to stderr.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-import sys
 from typing import IO, Any
 
-import click
-
-from .targets import PROTOCOL_VERSION, Target
+from .targets.base import PROTOCOL_VERSION, Target
 
 log = logging.getLogger("kfc.serve")
 
@@ -107,48 +103,3 @@ def serve(target: Target, stdin: IO[str], stdout: IO[str]) -> int:
             text = json.dumps(_error(resp.get("id"), f"the target's response is not JSON-able: {e}"))
         stdout.write(text + "\n")
         stdout.flush()
-
-
-@click.command("serve", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--target", "spec", default="reference", show_default=True, metavar="SPEC",
-              help="The target to expose, e.g. reference:kafka-4.1 or a plugin's spec.")
-@click.option("-v", "--verbose", is_flag=True, help="Log every failed request with its traceback on stderr.")
-def serve_command(spec: str, verbose: bool) -> None:
-    """Serve a target over the JSON-lines target protocol on stdin/stdout (docs/target-protocol.md)."""
-    from .targets import TargetError, make_target
-
-    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if verbose else logging.WARNING,
-                        format="kfc target serve: %(message)s")
-    try:
-        target = make_target(spec)
-    except (ValueError, TargetError, OSError) as e:
-        raise click.ClickException(f"--target {spec}: {e}") from None
-    # Protocol lines go to the real stdout; a target's own prints must not corrupt the stream.
-    out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=True)
-    inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    saved, sys.stdout = sys.stdout, sys.stderr
-    try:
-        code = serve(target, inp, out)
-    except BrokenPipeError:
-        raise click.ClickException("the client closed the connection (stdout)") from None
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        sys.stdout = saved
-        target.close()
-        try:
-            out.detach()  # leave sys.stdout.buffer usable for click's own exit handling
-        except (ValueError, OSError):
-            pass
-    sys.exit(code)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """`python -m conformance.serve`: one-line errors and exit code 1, like every kfc command."""
-    from reference_impl._clickmain import run_one_line
-
-    run_one_line(serve_command, args=argv, prog_name="python -m conformance.serve")
-
-
-if __name__ == "__main__":
-    main()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .compare import compare
-from .targets import Target, TargetError
+from .targets.base import Target, TargetError
 from .trace import make_trace, write_trace
 
 TARGET_ERROR = "TARGET_ERROR"

@@ -39,8 +39,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from .corpus import DEFAULT_ROW_GROUP_SIZE, CorpusError, corpus_files, count_rows, format_of
-from .replay_core import RESULT_FIELDS, STATUSES, Summary
+from conformance.corpus import DEFAULT_ROW_GROUP_SIZE, CorpusError, corpus_files, count_rows, format_of
+from conformance.replay import RESULT_FIELDS, STATUSES, Summary
 
 PACKAGES = ("reference_impl", "conformance", "spark_checks", "fixtures")
 ALLURE_PREFIX = "kfc-replay-"
@@ -392,7 +392,7 @@ def _clip_body(body: Any) -> str | None:
 def replay_partition(target_spec: str, rows: Iterable[tuple[str | None, Any]]) -> Iterator[tuple[Any, ...]]:
     """Runs in a Python worker: one target for the whole partition; one output row per input row
     (the trace body is kept only for rows that did not pass, for triage and Allure)."""
-    from .replay_core import replay_rows
+    from conformance.replay import replay_rows
 
     last: list[Any] = [None]
 
@@ -529,7 +529,7 @@ def read_slice(item: tuple[str, int, int, int]) -> Iterator[tuple[str, Any]]:
 
 def input_rdd(run: SparkRun, corpus: str | Path, rows_in: int) -> Any:
     """(key, body) pairs of every corpus row, in slices small enough to keep both cores busy."""
-    from .corpus import _sniff
+    from conformance.corpus import _sniff
 
     sc = run.sc
     files = corpus_files(corpus)
@@ -787,8 +787,8 @@ def _split(count: int, parts: int) -> list[tuple[int, int]]:
 def generate_part(seed: int, profile: Any, fmt: str, staging: str, item: tuple[int, tuple[int, int]]) -> int:
     """Runs in a Python worker: traces start..stop-1 to staging/part-NNNNN (atomic rename, so a
     retried or speculative attempt leaves one complete file)."""
-    from .corpus import dumps, trace_row, write_rows
-    from .generate import generate_range
+    from conformance.corpus import dumps, trace_row, write_rows
+    from conformance.generate import generate_range
 
     index, (start, stop) = item
     final = Path(staging) / f"part-{index:05d}.{fmt}"
@@ -811,7 +811,7 @@ def _merge_parquet(parts: list[Path], dest: Path, row_group_size: int) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .corpus import _arrow_schema, _parquet_writer
+    from conformance.corpus import _arrow_schema, _parquet_writer
 
     schema = _arrow_schema()
     writer = _parquet_writer(dest)
@@ -845,13 +845,13 @@ def generate_with_spark(count: int, seed: int, out: str | Path, fmt: str | None 
                         row_group_size: int | None = None, spark: SparkRun | None = None) -> dict[str, Any]:
     """`kfc generate --spark`: seed ranges as Spark tasks, output identical to the single-process
     generator.  Returns {"path", "format", "count", "bytes", "seconds", "traces_per_s", "tasks"}."""
-    from .generate import _profiles
+    from conformance.generate import check_profiles
 
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
     out_p = Path(out)
     fmt = format_of(out_p, fmt)
-    _profiles(profile)  # an unknown profile fails here, not in every task
+    check_profiles(profile)  # an unknown profile fails here, not in every task
     rgs = row_group_size or DEFAULT_ROW_GROUP_SIZE
     if out_p.is_dir():
         raise CorpusError(f"{out_p}: is a directory; give a file path")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl.cli import main
+from kfc.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 KFC = Path(sys.executable).parent / "kfc"

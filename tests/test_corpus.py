@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spark_checks.corpus import (
+from conformance.corpus import (
     CorpusError,
     count_rows,
     dumps,
@@ -18,7 +18,7 @@ from spark_checks.corpus import (
     validate_trace,
     write_corpus,
 )
-from spark_checks.generate import generate
+from conformance.generate import generate
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_corrupt_jsonl_rows_are_reported_by_id_or_line(tmp_path: Path, traces: l
 
 
 def test_corrupt_parquet_rows_are_reported(tmp_path: Path, traces: list[dict]) -> None:
-    from spark_checks.corpus import trace_row
+    from conformance.corpus import trace_row
 
     rows = [trace_row(t) for t in traces[:5]]
     rows[1]["body"] = "{not json"
@@ -93,7 +93,7 @@ def test_corrupt_parquet_rows_are_reported(tmp_path: Path, traces: list[dict]) -
     rows[3]["trace_id"] = "someone-else"  # id column disagrees with the body
     rows[4]["trace_id"] = ""  # no id: named by row number
     rows[4]["body"] = "[]"
-    from spark_checks.corpus import _arrow_schema
+    from conformance.corpus import _arrow_schema
 
     path = tmp_path / "c.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=_arrow_schema()), path)

@@ -12,18 +12,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conformance.targets import ReferenceTarget, TargetError
-from reference_impl import OPS, profile_names
-from spark_checks.corpus import read_corpus, write_corpus
-from spark_checks.generate import (
+from conformance.corpus import read_corpus, write_corpus
+from conformance.generate import (
     MAX_STEPS,
     MIN_STEPS,
     generate,
-    generate_command,
     generate_range,
     generate_to,
 )
-from spark_checks.replay_core import replay_rows, replay_trace, summarize
+from conformance.replay import replay_rows, replay_trace, summarize
+from conformance.targets import TargetError
+from conformance.targets.reference import ReferenceTarget
+from kfc.commands.generate import generate_command
+from reference_impl import OPS, profile_names
 
 N = 2000
 
@@ -56,7 +57,7 @@ def test_bytes_do_not_depend_on_the_process(tmp_path: Path) -> None:
     here = tmp_path / "here.parquet"
     generate_to(here, 30, 3)
     there = tmp_path / "there.parquet"
-    code = f"from spark_checks.generate import generate_to; generate_to({str(there)!r}, 30, 3)"
+    code = f"from conformance.generate import generate_to; generate_to({str(there)!r}, 30, 3)"
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONHASHSEED": "12345"},
                    cwd=Path(__file__).resolve().parents[1])
     assert here.read_bytes() == there.read_bytes()
@@ -121,7 +122,7 @@ def test_replay_against_a_mutant_diverges_with_trace_ids(traces: list[dict[str, 
 
 
 def _rows(traces: list[dict[str, Any]]) -> list[Any]:
-    from spark_checks.corpus import CorpusRow
+    from conformance.corpus import CorpusRow
 
     return [CorpusRow(t["id"], t, None) for t in traces]
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from conformance.compare import compare
+from conformance.corpus import write_corpus
+from conformance.replay import replay_rows
 from conformance.trace import validate
 from reference_impl import Cluster
 from reference_impl.rules import RULES
-from spark_checks.corpus import write_corpus
-from spark_checks.replay_core import replay_rows
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
 FILES = sorted(GOLDEN.glob("*.json"))
@@ -80,7 +80,7 @@ def test_every_rule_family_has_a_golden_trace() -> None:
 def test_golden_corpus_replays_through_the_pipeline(tmp_path: Path) -> None:
     path = tmp_path / "golden.parquet"
     write_corpus((_load(p) for p in FILES), path)
-    from spark_checks.corpus import read_corpus
+    from conformance.corpus import read_corpus
 
     rows = list(replay_rows("reference", read_corpus(path)))
     assert [r["status"] for r in rows] == ["pass"] * len(FILES), [r for r in rows if r["status"] != "pass"]

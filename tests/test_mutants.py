@@ -8,17 +8,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conformance.check import mutants_cli
 from conformance.compare import compare
 from conformance.mutants import (
-    MUTANT_PLUGIN,
     MUTANTS,
-    MutantTarget,
     mutant_rows,
     neutral_scenario,
     witness,
 )
-from conformance.targets import ReferenceTarget, make_target, plugin_manager
+from conformance.targets import make_target, plugin_manager
+from conformance.targets.mutant import MutantTarget
+from conformance.targets.reference import ReferenceTarget
+from kfc.commands.check import mutants_cli
 from reference_impl.rules import RULES
 
 NAMES = sorted(MUTANTS)
@@ -94,9 +94,6 @@ def test_mutants_coexist_and_leave_the_reference_alone():
 
 
 def test_make_target_resolves_mutants():
-    pm = plugin_manager()
-    if not pm.is_registered(MUTANT_PLUGIN) and pm.get_plugin("kfc-mutants") is None:
-        pm.register(MUTANT_PLUGIN, "kfc-mutants")
     t = make_target("mutant:epoch-from-feature-records")
     assert isinstance(t, MutantTarget) and t.profile == "kafka-4.2"
     assert t.hello()["profile"] == "kafka-4.2" and t.hello()["mutant"] == "epoch-from-feature-records"
@@ -107,7 +104,7 @@ def test_make_target_resolves_mutants():
     with pytest.raises(ValueError, match="unknown mutant"):
         make_target("mutant:no-such-bug")
     assert isinstance(make_target("reference"), ReferenceTarget)
-    kinds = [k for ks in pm.hook.kfc_target_kinds() for k in ks]
+    kinds = [k for ks in plugin_manager().hook.kfc_target_kinds() for k in ks]
     assert "mutant:NAME[@PROFILE]" in kinds
 
 

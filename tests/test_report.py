@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conformance.report import ANALYTICS_MARKERS, ReportError, build_report, report_command
+from conformance.report import ANALYTICS_MARKERS, ReportError, build_report
+from kfc.commands.report import report_command
 
 SAMPLE = '''
 import allure

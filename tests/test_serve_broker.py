@@ -20,7 +20,7 @@ from conformance.wire.client import NodeClient
 from conformance.wire.process import ServeBroker
 from reference_impl import Cluster
 
-SERVE = [sys.executable, "-c", "from conformance.wire.server import serve_broker_command as c; c()"]
+SERVE = [sys.executable, "-m", "kfc", "serve-broker"]
 
 
 class Served(ServeBroker):

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from conformance.corpus import corpus_files, read_traces, write_corpus
+from conformance.generate import generate_to
+from kfc.commands.generate import generate_command
+from kfc.commands.replay import replay_command
 from spark_checks import job
-from spark_checks.corpus import corpus_files, read_traces, write_corpus
-from spark_checks.generate import generate_command, generate_to
-from spark_checks.replay_cli import replay_command
 
 N_TRACES = 500
 SEED = 11

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from conformance.generate import generate_to
 from spark_checks import job
 from spark_checks.cluster import StandaloneCluster
-from spark_checks.generate import generate_to
 
 # The reference behind the JSON-lines protocol, 2 ms per apply: slow enough that a worker can be
 # killed while tasks are still running.

@@ -19,14 +19,14 @@ import jsonschema
 import pluggy
 import pytest
 
-from conformance import hookspecs
-from conformance._subprocess import SUBPROCESS_PLUGIN, SubprocessTarget, parse_spec
 from conformance.serve import serve
-from conformance.targets import ReferenceTarget, TargetError
+from conformance.targets import TargetError, hookspecs, jsonlines
+from conformance.targets.jsonlines import SubprocessTarget, parse_spec
+from conformance.targets.reference import ReferenceTarget
 from reference_impl import OPS
 from reference_impl.coordinator import load_command
 
-SERVE = [sys.executable, "-m", "conformance.serve"]
+SERVE = [sys.executable, "-m", "kfc", "target", "serve"]
 SCHEMA = json.loads((resources.files("fixtures") / "schema" / "target-protocol.schema.json").read_text())
 
 
@@ -135,7 +135,7 @@ def test_every_message_validates_against_the_schema(served: tuple[SubprocessTarg
 def test_the_plugin_resolves_subprocess_specs_with_options() -> None:
     pm = pluggy.PluginManager("kfc")
     pm.add_hookspecs(hookspecs)
-    pm.register(SUBPROCESS_PLUGIN, "kfc-subprocess")
+    pm.register(jsonlines, "kfc-subprocess")
     assert pm.hook.kfc_make_target(spec="reference") is None
     spec = f"subprocess[timeout=2.5, start_timeout=20]:{shlex.join(SERVE)} --target reference:kafka-4.0"
     target = pm.hook.kfc_make_target(spec=spec)
@@ -418,7 +418,7 @@ def test_serve_command_keeps_stdout_for_protocol_lines(monkeypatch: pytest.Monke
     from click.testing import CliRunner
 
     from conformance import targets
-    from conformance.serve import serve_command
+    from kfc.commands.serve import serve_command
 
     monkeypatch.setattr(targets, "make_target", lambda spec: _Chatty())
     group = click.Group("target", commands=[serve_command])  # as `kfc target serve`

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.check import load_summary, run_suite
+from conformance.runner import load_summary, run_suite
 from conformance.trace import read_trace, validate
 
-KFC = [sys.executable, "-m", "reference_impl.cli"]
+KFC = [sys.executable, "-m", "kfc"]
 
 
 def kfc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -57,7 +57,7 @@ def test_check_kills_a_mutant_with_a_shrunk_trace_and_repro(tmp_path: Path, muta
 
 
 def test_check_over_the_json_lines_protocol(tmp_path: Path) -> None:
-    spec = f"subprocess:{sys.executable} -m conformance.serve --target reference"
+    spec = f"subprocess:{sys.executable} -m kfc target serve --target reference"
     proc = kfc("check", "--target", spec, "--report", str(tmp_path))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     s = load_summary(tmp_path)
@@ -115,8 +115,8 @@ def test_corrupt_trace_names_the_file(tmp_path: Path) -> None:
 
 
 def test_every_mutant_is_killed_with_a_trace(tmp_path: Path) -> None:
-    from conformance.check import run_mutants
     from conformance.mutants import MUTANTS
+    from conformance.runner import run_mutants
 
     rows = run_mutants(list(MUTANTS), tmp_path, jobs=2, hypothesis_profile="ci")
     survivors = [r["mutant"] for r in rows if not r["killed"]]

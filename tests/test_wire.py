@@ -15,16 +15,10 @@ from typing import Any
 
 import pytest
 
-from conformance._kafka_target import KAFKA_PLUGIN, KafkaTarget, parse_spec
 from conformance.session import Session
-from conformance.targets import TargetError, make_target, plugin_manager
+from conformance.targets import TargetError, make_target
 from conformance.wire.process import ServeBroker
-
-
-def _register_plugin() -> None:
-    pm = plugin_manager()
-    if not any(type(p).__name__ == "_KafkaPlugin" for p in pm.get_plugins()):  # the lead may have wired it
-        pm.register(KAFKA_PLUGIN, "kfc-kafka")
+from conformance.wire.target import KafkaTarget, parse_spec
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +189,6 @@ def test_control_against_a_non_serve_broker_is_explained() -> None:
 
 
 def test_plugin_resolves_kafka_specs(broker: ServeBroker) -> None:
-    _register_plugin()
     target = make_target(broker.spec("control=1"))
     try:
         assert isinstance(target, KafkaTarget)
@@ -203,21 +196,9 @@ def test_plugin_resolves_kafka_specs(broker: ServeBroker) -> None:
         target.close()
 
 
-def _shim(tmp: Path) -> Path:
-    """An installed-distribution stand-in that publishes KAFKA_PLUGIN under `kfc.targets`, so the
-    suite's own child pytest (kfc check) finds kafka:// before the lead wires it in."""
-    info = tmp / "kfc_wire_shim-0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kfc-wire-shim\nVersion: 0\n")
-    (info / "entry_points.txt").write_text("[kfc.targets]\nkafka = conformance._kafka_target:KAFKA_PLUGIN\n")
-    return tmp
-
-
 def test_kfc_check_over_the_wire_conforms(broker: ServeBroker, tmp_path: Path) -> None:
     kfc = Path(sys.executable).parent / "kfc"
     env = dict(os.environ)
-    if not _kafka_wired():
-        env["PYTHONPATH"] = os.pathsep.join([str(_shim(tmp_path / "shim")), env.get("PYTHONPATH", "")])
     report = tmp_path / "report"
     run = subprocess.run([str(kfc), "check", "--target", broker.spec("control=1"), "--report", str(report)],
                          check=False, capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
@@ -227,10 +208,3 @@ def test_kfc_check_over_the_wire_conforms(broker: ServeBroker, tmp_path: Path) -
     assert counts.get("passed", 0) > 50 and not counts.get("failed")
     skipped = [t["summary"] for t in summary["tests"] if t["status"] == "skipped"]
     assert all("target lacks op(s)" in (s or "") for s in skipped), skipped[:5]
-
-
-def _kafka_wired() -> bool:
-    """True once the lead has registered the plugin (targets.py or an entry point)."""
-    code = "from conformance.targets import plugin_manager as p; import sys; " \
-           "sys.exit(0 if any(type(x).__name__ == '_KafkaPlugin' for x in p().get_plugins()) else 1)"
-    return subprocess.run([sys.executable, "-c", code], check=False, timeout=60).returncode == 0

@@ -11,7 +11,7 @@ import socket
 import time
 from typing import Any
 
-from conformance.targets import TargetError
+from conformance.targets.base import TargetError
 
 from . import codec
 from .framing import MAX_FRAME, FrameError, frame, recv_frame

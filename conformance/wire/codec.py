@@ -234,3 +234,11 @@ def _blank(f: dataclasses.Field[Any]) -> Any:
     if kind == "uuid":
         return None
     return -1  # ints: Kafka's "unknown" (broker epoch, controller id)
+
+
+def entity_type(schema: Any, name: str) -> Any:
+    """The kio entity type of a tuple field (entities are generated per version)."""
+    for f in dataclasses.fields(schema):
+        if f.name == name:
+            return get_args(f.type)[0]
+    raise KeyError(name)

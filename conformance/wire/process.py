@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import Any
 
-SERVE_ARGV = [sys.executable, "-c", "from conformance.wire.server import serve_broker_command as c; c()"]
+SERVE_ARGV = [sys.executable, "-m", "kfc", "serve-broker"]
 
 
 class ServeBroker:

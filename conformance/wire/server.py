@@ -18,12 +18,9 @@ import signal
 import sys
 import time
 from dataclasses import fields
-from typing import Any, get_args
+from typing import Any
 
-import click
-
-from reference_impl import Cluster, load_profile
-from reference_impl._errors import InputError
+from reference_impl import Cluster, InputError, load_profile
 
 from . import codec
 from .codec import (
@@ -42,14 +39,6 @@ CONTROL_PROTOCOL = 1
 MAX_LISTENERS = 64  # registrations can name any id: bound the sockets a client can make us open
 METADATA_MAX, DESCRIBE_CLUSTER_MAX = 12, 2
 UPGRADE_TYPE_NAMES = {0: "UNKNOWN", 1: "UPGRADE", 2: "SAFE_DOWNGRADE", 3: "UNSAFE_DOWNGRADE"}
-
-
-def _item(schema: Any, name: str) -> Any:
-    """The kio entity type of a tuple field (entities are generated per version)."""
-    for f in fields(schema):
-        if f.name == name:
-            return get_args(f.type)[0]
-    raise KeyError(name)
 
 
 def _build(schema: Any, **values: Any) -> Any:
@@ -289,7 +278,7 @@ class BrokerServer:
     # -- ApiVersions ---------------------------------------------------------------------------------
     def _api_versions_error(self, node: int, error: str) -> Any:
         schema = codec.response_schema(API_VERSIONS, 0)
-        item = _item(schema, "api_keys")
+        item = codec.entity_type(schema, "api_keys")
         keys = tuple(item(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in self.api_keys(node).items())
         return schema(error_code=codec.ErrorCode(codec.error_code(error)), api_keys=keys)
 
@@ -301,13 +290,13 @@ class BrokerServer:
         if out["error"] != "NONE":
             return Reply(self._api_versions_error(node, out["error"]), out["error"])
         schema = codec.response_schema(API_VERSIONS, v)
-        item = _item(schema, "api_keys")
+        item = codec.entity_type(schema, "api_keys")
         values: dict[str, Any] = {
             "error_code": codec.ErrorCode.none,
             "api_keys": tuple(item(api_key=k, min_version=lo, max_version=hi)
                               for k, (lo, hi) in self.api_keys(node).items())}
         if out.get("supported") is not None:
-            sup, fin = _item(schema, "supported_features"), _item(schema, "finalized_features")
+            sup, fin = codec.entity_type(schema, "supported_features"), codec.entity_type(schema, "finalized_features")
             values["supported_features"] = tuple(sup(name=k, min_version=lo, max_version=hi)
                                                  for k, (lo, hi) in out["supported"].items())
             values["finalized_features"] = tuple(fin(name=k, max_version_level=lv, min_version_level=lv)
@@ -323,7 +312,7 @@ class BrokerServer:
 
     def _metadata(self, node: int, req: codec.Request) -> Reply:
         schema = codec.response_schema(METADATA, req.api_version)
-        item = _item(schema, "brokers")
+        item = codec.entity_type(schema, "brokers")
         brokers = tuple(item(node_id=n, host=self.host, port=self.ports[n], rack=None)
                         for n in sorted(self.cluster.image.brokers) if n in self.ports)
         return Reply(_build(schema, brokers=brokers, cluster_id=self.cluster.cluster_id,
@@ -332,7 +321,7 @@ class BrokerServer:
 
     def _describe_cluster(self, node: int, req: codec.Request) -> Reply:
         schema = codec.response_schema(DESCRIBE_CLUSTER, req.api_version)
-        item = _item(schema, "brokers")
+        item = codec.entity_type(schema, "brokers")
         endpoint = int(getattr(req.body, "endpoint_type", 1))
         c = self.cluster
         if endpoint == 2:  # KIP-919: the controllers, and the real active controller
@@ -371,7 +360,7 @@ class BrokerServer:
         values: dict[str, Any] = {"error_code": codec.ErrorCode(codec.error_code(wire_error)),
                                   "error_message": out.get("message"), "results": ()}
         if v <= 1 and out.get("results"):
-            item = _item(schema, "results")
+            item = codec.entity_type(schema, "results")
             values["results"] = tuple(
                 item(feature=name, error_code=codec.ErrorCode(codec.error_code(r["error"])),
                      error_message=r.get("message"))
@@ -490,42 +479,3 @@ async def run_server(server: BrokerServer, announce: Any = None, stop: asyncio.E
         await server.close()
         server.log(0, "-", "-", "-", "NONE", note=f"stopped after {time.monotonic() - started:.1f} s, "
                                                    f"{server.requests} request(s)")
-
-
-@click.command("serve-broker")
-@click.option("--profile", default=None, help="Behaviour profile (default: the reference's default).")
-@click.option("--nodes", default=3, show_default=True, type=click.IntRange(1, 32), help="Brokers (ids 1..N).")
-@click.option("--port", "port", default=9092, show_default=True, type=click.IntRange(0, 65535),
-              help="Base port: brokers on BASE..BASE+N-1, the controller on BASE+N; 0 picks free ports.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback unless told).")
-@click.option("--release-version", default=None, help="metadata.version to format with (default: latest production).")
-@click.option("--idle-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600),
-              help="Close a connection idle this many seconds.")
-@click.option("--max-frame", default=MAX_FRAME, show_default=True, type=click.IntRange(64, 64 << 20),
-              help="Largest request frame accepted (bytes); larger ones close the connection.")
-@click.option("--control/--no-control", default=True, show_default=True,
-              help="Answer the kfc control extension (reset/format of the reference; docs/wire.md).")
-def serve_broker_command(profile: str | None, nodes: int, port: int, host: str, release_version: str | None,
-                         idle_timeout: float, max_frame: int, control: bool) -> None:
-    """Serve the reference model over the Kafka protocol (feature APIs) until SIGINT/SIGTERM.
-
-    The first stdout line is JSON with the listeners' ports; one log line per request goes to stderr.
-    """
-    if port and port + nodes > 65535:
-        raise click.ClickException(f"--port {port} leaves no room for {nodes} broker(s) and a controller")
-    try:
-        server = BrokerServer(profile, nodes, host, port, release_version, idle_timeout, max_frame, control)
-        server.bootstrap()
-    except InputError as e:
-        raise click.ClickException(str(e)) from None
-
-    def announce(line: str) -> None:
-        click.echo(line)
-        sys.stdout.flush()
-
-    try:
-        asyncio.run(run_server(server, announce))
-    except OSError as e:
-        raise click.ClickException(f"cannot listen on {host} (base port {port}): {e.strerror or e}") from None
-    except KeyboardInterrupt:
-        pass

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .targets import Target
+    from .base import Target
 
 hookspec = pluggy.HookspecMarker("kfc")
 hookimpl = pluggy.HookimplMarker("kfc")

@@ -33,7 +33,7 @@ def trace_id(seed: int, index: int) -> str:
     return f"g{seed}-{index:09d}"
 
 
-def _profiles(profile: str | Sequence[str] | None) -> list[str]:
+def check_profiles(profile: str | Sequence[str] | None) -> list[str]:
     if profile is None:
         return list(profile_names())
     names = [profile] if isinstance(profile, str) else list(profile)
@@ -391,7 +391,7 @@ class _Walk:
 
 def generate_one(seed: int, index: int, profile: str | Sequence[str] | None = None) -> dict[str, Any]:
     """Trace `index` of the corpus of `seed` (independent of every other trace)."""
-    names = _profiles(profile)
+    names = check_profiles(profile)
     return _generate(seed, index, names[index % len(names)])
 
 
@@ -418,7 +418,7 @@ def _generate(seed: int, index: int, profile: str) -> dict[str, Any]:
 def generate_range(seed: int, start: int, stop: int,
                    profile: str | Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
     """Traces start..stop-1 of the corpus of `seed` (what one Spark task generates)."""
-    names = _profiles(profile)
+    names = check_profiles(profile)
     for i in range(start, stop):
         yield _generate(seed, i, names[i % len(names)])
 
@@ -435,7 +435,7 @@ def generate_to(path: str | Path, count: int, seed: int, fmt: str | None = None,
     """Generate a corpus file; returns {"path", "format", "count", "bytes", "seconds", "traces_per_s"}."""
     from .corpus import DEFAULT_ROW_GROUP_SIZE, write_corpus
 
-    _profiles(profile)  # fail before creating the file
+    check_profiles(profile)  # fail before creating the file
     t0 = time.perf_counter()
     info = write_corpus(generate(count, seed, profile), path, fmt, row_group_size=row_group_size or
                         DEFAULT_ROW_GROUP_SIZE)
@@ -444,68 +444,7 @@ def generate_to(path: str | Path, count: int, seed: int, fmt: str | None = None,
     return info
 
 
-# -- CLI (wired into `kfc` by reference_impl/cli.py) -----------------------------------------------
-
-def _click() -> Any:
-    import click
-
-    return click
 
 
-def _make_command() -> Any:
-    click = _click()
-
-    @click.command("generate")
-    @click.option("--count", type=int, required=True, help="Number of traces.")
-    @click.option("--seed", type=int, required=True, help="Seed: the same seed gives the same bytes.")
-    @click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="Corpus file to write.")
-    @click.option("--format", "fmt", type=click.Choice(["parquet", "jsonl"]), default=None,
-                  help="Corpus format (default: from the --out suffix, else parquet).")
-    @click.option("--profile", "profiles", multiple=True, help="Profile(s) to generate for (default: all, cycled).")
-    @click.option("--row-group-size", type=int, default=None, help="Parquet rows per row group.")
-    @click.option("--spark", is_flag=True, help="Generate with Spark, split by seed ranges.")
-    @click.option("--master", default=None, help="Spark master URL (with --spark; default local[*]).")
-    def generate_command(count: int, seed: int, out: str, fmt: str | None, profiles: tuple[str, ...],
-                         row_group_size: int | None, spark: bool, master: str | None) -> None:
-        """Generate a corpus of traces with the reference's expected outcomes."""
-        from reference_impl import InputError
-
-        from .corpus import FORMATS, CorpusError
-
-        if count < 0:
-            raise click.UsageError(f"--count must be >= 0, got {count}")
-        if row_group_size is not None and row_group_size < 1:
-            raise click.UsageError(f"--row-group-size must be >= 1, got {row_group_size}")
-        if fmt is None:
-            suffix = Path(out).suffix.lower()
-            fmt = "jsonl" if suffix in (".jsonl", ".ndjson", ".json") else "parquet"
-        assert fmt in FORMATS
-        profile: str | list[str] | None = list(profiles) if profiles else None
-        try:
-            _profiles(profile)
-        except InputError as e:
-            raise click.ClickException(str(e)) from None
-        if master and not spark:
-            raise click.UsageError("--master needs --spark")
-        try:
-            if spark:
-                from . import job  # type: ignore[attr-defined]  # the Spark half (spark_checks/job.py)
-
-                info = job.generate_with_spark(count, seed, out, fmt, profile, master)
-            else:
-                info = generate_to(out, count, seed, fmt, profile, row_group_size=row_group_size)
-        except (CorpusError, InputError, ValueError) as e:
-            raise click.ClickException(str(e)) from None
-        except OSError as e:
-            raise click.ClickException(f"{out}: {e.strerror or e}") from None
-        rate = info.get("traces_per_s")
-        click.echo(f"generated {info['count']} traces ({info['format']}, {info['bytes']:,} bytes) to {info['path']}"
-                   + (f" in {info['seconds']:.2f}s, {rate:,.0f} traces/s" if rate else ""))
-
-    return generate_command
-
-
-generate_command = _make_command()
-
-__all__ = ["MAX_STEPS", "MIN_STEPS", "OPS", "generate", "generate_command", "generate_one", "generate_range",
+__all__ = ["MAX_STEPS", "MIN_STEPS", "OPS", "generate", "generate_one", "generate_range",
            "generate_to", "trace_id"]

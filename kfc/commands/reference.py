@@ -1,4 +1,4 @@
-"""`kfc`: the reference's command line.  Errors are one line on stderr and exit code 1."""
+"""The reference's own commands: profiles, version-mapping, feature-dependencies, format, tour, apply."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from ._catalog import DEFAULT_PROFILE, load_profile, profile_names
-from ._errors import InputError
+from reference_impl import DEFAULT_PROFILE, Cluster, InputError, load_profile, profile_names
 
 PROFILE_OPT = click.option("--profile", "profile", default=None,
                            help=f"Behaviour profile (release); default {DEFAULT_PROFILE}.")
@@ -21,8 +20,6 @@ def _fail(message: str) -> None:
 
 
 def _run_tool(profile: str | None, command: dict[str, Any]) -> dict[str, Any]:
-    from .api import Cluster
-
     try:
         cluster = Cluster(profile)
     except InputError as e:
@@ -33,22 +30,10 @@ def _run_tool(profile: str | None, command: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class _OneLineErrors(click.Group):
-    """Usage errors become one line on stderr and exit code 1, like every other kfc error."""
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        from ._clickmain import run_one_line
-
-        run_one_line(super(), *args, **kwargs)
+COMMANDS: list[click.Command] = []
 
 
-@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="kafka-feature-conformance")
-def main() -> None:
-    """kafka-feature-conformance: reference and conformance suite for Kafka feature versioning."""
-
-
-@main.command("profiles")
+@click.command("profiles")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def profiles_cmd(as_json: bool) -> None:
     """List behaviour profiles with their metadata.version range and latest production level."""
@@ -72,7 +57,7 @@ def profiles_cmd(as_json: bool) -> None:
                    f"{', '.join(r['features']) or '-'}{mark}")
 
 
-@main.command("version-mapping")
+@click.command("version-mapping")
 @click.option("--release-version", default=None, help="metadata.version string, e.g. 3.9-IV0 or 3.9.")
 @click.option("--unstable", is_flag=True, help="unstable.feature.versions.enable=true")
 @PROFILE_OPT
@@ -83,7 +68,7 @@ def version_mapping_cmd(release_version: str | None, unstable: bool, profile: st
     click.echo("\n".join(out["lines"]))
 
 
-@main.command("feature-dependencies")
+@click.command("feature-dependencies")
 @click.option("--feature", "features", multiple=True, required=True, help="name=level (repeatable).")
 @PROFILE_OPT
 def feature_dependencies_cmd(features: tuple[str, ...], profile: str | None) -> None:
@@ -92,7 +77,7 @@ def feature_dependencies_cmd(features: tuple[str, ...], profile: str | None) -> 
     click.echo("\n".join(out["lines"]))
 
 
-@main.command("format")
+@click.command("format")
 @click.option("--release-version", default=None)
 @click.option("--feature", "features", multiple=True, help="name=level (repeatable).")
 @click.option("--unstable", is_flag=True, help="unstable.feature.versions.enable=true")
@@ -112,23 +97,21 @@ def format_cmd(release_version: str | None, features: tuple[str, ...], unstable:
                ", ".join(f"{r['name']}={r['level']}" for r in out["records"]))
 
 
-@main.command("tour")
+@click.command("tour")
 def tour_cmd() -> None:
     """Replay the bundled tours on every profile and check each step (the main job for now)."""
-    from ._tour import run_tour
+    from reference_impl.tour import run_tour
 
     failures = run_tour(click.echo)
     click.echo(f"tour: {'all steps as expected' if not failures else f'{failures} step(s) differ'}")
     sys.exit(1 if failures else 0)
 
 
-@main.command("apply")
+@click.command("apply")
 @click.argument("commands", type=click.File("r"), default="-")
 @PROFILE_OPT
 def apply_cmd(commands: Any, profile: str | None) -> None:
     """Apply JSON-lines commands to one reference cluster; print one outcome per line."""
-    from .api import Cluster
-
     try:
         cluster = Cluster(profile)
     except InputError as e:
@@ -143,31 +126,4 @@ def apply_cmd(commands: Any, profile: str | None) -> None:
         click.echo(json.dumps(cluster.apply(cmd), sort_keys=True))
 
 
-def _attach_suite_commands() -> None:
-    """The suite's commands live in `conformance`; attached here so `kfc` is one tool."""
-    from conformance.check import check_command, mutants_cli, replay_trace_command
-    from conformance.report import report_command
-    from conformance.serve import serve_command
-    from conformance.wire.server import serve_broker_command
-    from spark_checks.generate import generate_command
-    from spark_checks.replay_cli import replay_command
-
-    main.add_command(check_command)
-    main.add_command(replay_trace_command)
-    main.add_command(mutants_cli)
-    main.add_command(report_command)
-    main.add_command(generate_command)
-    main.add_command(replay_command)
-    main.add_command(serve_broker_command)
-
-    @main.group("target")
-    def target_group() -> None:
-        """Targets: expose one over the JSON-lines protocol."""
-
-    target_group.add_command(serve_command, "serve")
-
-
-_attach_suite_commands()
-
-if __name__ == "__main__":
-    main()
+COMMANDS += [profiles_cmd, version_mapping_cmd, feature_dependencies_cmd, format_cmd, tour_cmd, apply_cmd]

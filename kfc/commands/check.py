@@ -1,20 +1,24 @@
-"""`kfc check`, `kfc replay-trace`, `kfc mutants --run`: run the suite and show the verdict."""
+"""`kfc check`, `kfc replay-trace`, `kfc mutants`: run the suite and show the verdict."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import click
 
-HYPOTHESIS_PROFILES = ("ci", "dev", "deep")
+from conformance.runner import (
+    HYPOTHESIS_PROFILES,
+    RunError,
+    load_summary,
+    resolve_profile,
+    run_mutants,
+    run_suite,
+)
 
 
 def _console() -> Any:
@@ -23,54 +27,6 @@ def _console() -> Any:
     # Logs (CI, pipes) get a width that fits the tables; terminals keep their own.
     width = None if sys.stdout.isatty() else 150
     return Console(highlight=False, soft_wrap=False, width=width)
-
-
-def resolve_profile(target_spec: str, profile: str | None) -> tuple[str, dict[str, Any]]:
-    """The profile under check (the target's own unless given) and the target's hello."""
-    from reference_impl import DEFAULT_PROFILE, InputError, load_profile
-
-    from .targets import TargetError, make_target
-
-    try:
-        target = make_target(target_spec)
-    except (ValueError, TargetError) as e:
-        raise click.ClickException(str(e)) from None
-    try:
-        hello = target.hello()
-    except TargetError as e:
-        raise click.ClickException(f"target {target_spec}: {e}") from None
-    finally:
-        target.close()
-    try:
-        return load_profile(profile or hello.get("profile") or DEFAULT_PROFILE).name, hello
-    except InputError as e:
-        raise click.ClickException(str(e)) from None
-
-
-def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, *, expectations: str | None = None,
-              workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None) -> int:
-    """Run the suite in a child pytest (clean plugin state per run); output goes to report/pytest.log."""
-    if report.exists():
-        shutil.rmtree(report)
-    report.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "pytest", "--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider",
-           "--kfc-target", target, "--kfc-profile", profile, "--kfc-hypothesis-profile", hypothesis_profile,
-           "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
-           "-o", "console_output_style=classic", "-rfE"]
-    if expectations:
-        cmd += ["--kfc-expectations", expectations]
-    if workers:
-        cmd += ["-n", workers]
-    if exitfirst:
-        cmd.append("-x")
-    cmd += extra or []
-    with open(report / "pytest.log", "w") as log:
-        return subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=os.getcwd())
-
-
-def load_summary(report: Path) -> dict[str, Any] | None:
-    path = report / "summary.json"
-    return json.loads(path.read_text()) if path.exists() else None
 
 
 def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: float) -> None:
@@ -131,7 +87,10 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
                   workers: str | None, exitfirst: bool, spark: bool, spark_master: str) -> None:
     """Run the conformance suite against TARGET; exit 0 only if it conforms."""
     console = _console()
-    prof, hello = resolve_profile(target, profile)
+    try:
+        prof, hello = resolve_profile(target, profile)
+    except RunError as e:
+        raise click.ClickException(str(e)) from None
     out = Path(report)
     start = time.perf_counter()
     with console.status(f"checking {hello.get('name', target)} against the reference ({prof}) …"):
@@ -196,8 +155,8 @@ def spark_stage(console: Any, target: str, profile: str, out: Path, master: str,
 @click.option("--target", "target", default="reference", show_default=True)
 def replay_trace_command(trace_file: str, target: str) -> None:
     """Replay a trace file against TARGET and show where it diverges."""
-    from .targets import TargetError, make_target
-    from .trace import TraceError, read_trace, replay
+    from conformance.targets import TargetError, make_target
+    from conformance.trace import TraceError, read_trace, replay
 
     try:
         trace = read_trace(trace_file)
@@ -225,25 +184,6 @@ def replay_trace_command(trace_file: str, target: str) -> None:
     sys.exit(1)
 
 
-def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profile: str) -> list[dict[str, Any]]:
-    from .mutants import MUTANTS
-
-    def one(name: str) -> dict[str, Any]:
-        m = MUTANTS[name]
-        out = report_root / name
-        start = time.perf_counter()
-        code = run_suite(f"mutant:{name}", m.profile, hypothesis_profile, out, exitfirst=True)
-        elapsed = time.perf_counter() - start
-        summary = load_summary(out) or {"tests": []}
-        first = next((t for t in summary["tests"] if t["status"] == "failed"), None)
-        return {"mutant": name, "rule": m.rule, "profile": m.profile, "killed": code != 0 and first is not None,
-                "first_failing_test": first["nodeid"] if first else None,
-                "repro": first.get("repro") if first else None, "seconds": round(elapsed, 2)}
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(one, names))
-
-
 @click.command("mutants")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--run", "run", is_flag=True, help="Run the suite (ci profile) against each mutant.")
@@ -252,7 +192,7 @@ def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profi
 @click.option("--report", "report", default="reports/mutants", show_default=True, type=click.Path(file_okay=False))
 def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, report: str) -> None:
     """List the seeded mutants, or with --run check that the suite kills every one."""
-    from .mutants import MUTANTS, mutant_rows
+    from conformance.mutants import MUTANTS, mutant_rows
 
     unknown = [n for n in only if n not in MUTANTS]
     if unknown:

@@ -81,7 +81,6 @@ def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_a
                    quiet: bool) -> None:
     """Replay every trace of CORPUS (JSON Lines or Parquet, a file or a directory of them) against
     TARGET with Spark; exit 0 only when nothing diverged."""
-    # absolute: this file is also a spark-submit entry point (run as __main__)
     from spark_checks.job import SparkJobError, replay
 
     if not corpus.exists():
@@ -98,14 +97,3 @@ def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_a
     st = summary["by_status"]
     ok = summary["complete"] and all(st.get(k, 0) == 0 for k in ("diverged", "target-error", "input-error"))
     sys.exit(0 if ok else 1)
-
-
-def main() -> None:
-    """`python -m spark_checks.replay_cli …` until `kfc replay` is wired into reference_impl/cli.py."""
-    from reference_impl._clickmain import run_one_line
-
-    run_one_line(replay_command)
-
-
-if __name__ == "__main__":
-    main()

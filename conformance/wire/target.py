@@ -17,10 +17,10 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs
 
-from conformance.hookspecs import hookimpl
-from conformance.targets import Target, TargetError
-from conformance.wire import codec
-from conformance.wire.client import NodeClient, WireError
+from ..targets.base import Target, TargetError
+from ..targets.hookspecs import hookimpl
+from . import codec
+from .client import NodeClient, WireError
 
 UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
 KIO_MAX = {codec.API_VERSIONS: 4, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}
@@ -71,12 +71,6 @@ def _schema(kind: str, api_key: int, version: int) -> Any:
     if schema is None:
         raise TargetError(f"kio has no {codec.API_NAMES.get(api_key)} v{version} {kind}")
     return schema
-
-
-def _item(schema: Any, name: str) -> Any:
-    from conformance.wire.server import _item as item
-
-    return item(schema, name)
 
 
 class KafkaTarget(Target):
@@ -380,7 +374,7 @@ class KafkaTarget(Target):
             out["epoch"] = self._epoch(addr)
             return _err(out, "UNSUPPORTED_VERSION")
         schema = _schema("request", codec.UPDATE_FEATURES, version)
-        key = _item(schema, "feature_updates")
+        key = codec.entity_type(schema, "feature_updates")
         keys = []
         for u in updates:
             kind = u.get("upgrade_type", "UPGRADE")
@@ -403,8 +397,7 @@ class KafkaTarget(Target):
         return out
 
     def _op_register(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        from reference_impl import load_profile
-        from reference_impl._errors import InputError
+        from reference_impl import InputError, load_profile
 
         refused = self._not_formatted("register")
         if refused:
@@ -464,7 +457,7 @@ class KafkaTarget(Target):
         sent = {k: v for k, v in sorted(ranges.items()) if version >= 4 or v[0] != 0}
         out["sent_features"] = {k: list(v) for k, v in sent.items()}
         schema = _schema("request", codec.BROKER_REGISTRATION, version)
-        feature, listener = _item(schema, "features"), _item(schema, "listeners")
+        feature, listener = codec.entity_type(schema, "features"), codec.entity_type(schema, "listeners")
         body = {"broker_id": node, "cluster_id": cmd.get("cluster_id", self.cluster_id or ""), "incarnation_id": inc,
                 "listeners": (listener(name="PLAINTEXT", host="kfc-synthetic.invalid", port=9, security_protocol=0),),
                 "features": tuple(feature(name=k, min_supported_version=v[0], max_supported_version=v[1])
@@ -481,7 +474,7 @@ class KafkaTarget(Target):
     def _register_controller(self, out: dict[str, Any], addr: tuple[str, int], node: int, inc: uuid.UUID,
                              ranges: dict[str, Any]) -> dict[str, Any]:
         schema = _schema("request", codec.CONTROLLER_REGISTRATION, 0)
-        feature, listener = _item(schema, "features"), _item(schema, "listeners")
+        feature, listener = codec.entity_type(schema, "features"), codec.entity_type(schema, "listeners")
         resp = self.client(addr).request(schema(
             controller_id=node, incarnation_id=inc, zk_migration_ready=False,
             listeners=(listener(name="CONTROLLER", host="kfc-synthetic.invalid", port=9, security_protocol=0),),
@@ -530,16 +523,14 @@ def _invalid(out: dict[str, Any], message: str) -> dict[str, Any]:
     return out
 
 
-class _KafkaPlugin:
-    @hookimpl
-    def kfc_make_target(self, spec: str) -> Target | None:
-        if not spec.startswith("kafka://"):
-            return None
-        return KafkaTarget(spec)
-
-    @hookimpl
-    def kfc_target_kinds(self) -> list[str]:
-        return ["kafka://HOST:PORT[,HOST:PORT…][?controller=H:P&timeout=S&client_id=ID&allow_register=1&control=1]"]
+@hookimpl
+def kfc_make_target(spec: str) -> Target | None:
+    if not spec.startswith("kafka://"):
+        return None
+    return KafkaTarget(spec)
 
 
-KAFKA_PLUGIN = _KafkaPlugin()
+@hookimpl
+def kfc_target_kinds() -> list[str]:
+    return ["kafka://HOST:PORT[,HOST:PORT…][?controller=H:P&timeout=S&client_id=ID&allow_register=1&control=1]"]
+

@@ -23,8 +23,8 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NoReturn, Self
 
+from .base import PROTOCOL_VERSION, Target, TargetError
 from .hookspecs import hookimpl
-from .targets import PROTOCOL_VERSION, Target, TargetError
 
 log = logging.getLogger("kfc.target")
 
@@ -424,21 +424,19 @@ def parse_spec(spec: str) -> tuple[list[str], dict[str, float]] | None:
     return argv, options
 
 
-class _SubprocessPlugin:
-    @hookimpl
-    def kfc_make_target(self, spec: str) -> Target | None:
-        parsed = parse_spec(spec)
-        if parsed is None:
-            return None
-        argv, options = parsed
-        return SubprocessTarget(argv, timeout=options.get("timeout", DEFAULT_TIMEOUT),
-                                start_timeout=options.get("start_timeout", DEFAULT_START_TIMEOUT))
-
-    @hookimpl
-    def kfc_target_kinds(self) -> list[str]:
-        return ["subprocess[timeout=S,start_timeout=S]:COMMAND LINE"]
+@hookimpl
+def kfc_make_target(spec: str) -> Target | None:
+    parsed = parse_spec(spec)
+    if parsed is None:
+        return None
+    argv, options = parsed
+    return SubprocessTarget(argv, timeout=options.get("timeout", DEFAULT_TIMEOUT),
+                            start_timeout=options.get("start_timeout", DEFAULT_START_TIMEOUT))
 
 
-SUBPROCESS_PLUGIN = _SubprocessPlugin()
+@hookimpl
+def kfc_target_kinds() -> list[str]:
+    return ["subprocess[timeout=S,start_timeout=S]:COMMAND LINE"]
 
-__all__ = ["DEFAULT_START_TIMEOUT", "DEFAULT_TIMEOUT", "SUBPROCESS_PLUGIN", "SubprocessTarget", "parse_spec"]
+
+__all__ = ["DEFAULT_START_TIMEOUT", "DEFAULT_TIMEOUT", "SubprocessTarget", "parse_spec"]

@@ -1,0 +1,51 @@
+"""The target contract: one small abstract method over plain data.
+
+A target takes a command of the reference's wire contract (a JSON-able dict with "op") and returns
+an outcome (a JSON-able dict with "error", "error_code", "message", …).  Its hello says who it is,
+which profile it runs and its capabilities: the ops it can run, and nothing else.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+
+class TargetError(Exception):
+    """The target failed (crashed, hung, answered garbage): not a conformance verdict."""
+
+
+def all_ops() -> frozenset[str]:
+    from reference_impl import OPS
+
+    return frozenset(OPS)
+
+
+class Target(abc.ABC):
+    """Implement `apply`; set `capabilities` (default: every op of the contract) and `profile`."""
+
+    name = "target"
+    profile: str | None = None
+    capabilities: frozenset[str] | None = None  # None: every op of the contract
+
+    def hello(self) -> dict[str, Any]:
+        caps = self.capabilities if self.capabilities is not None else all_ops()
+        return {"name": self.name, "profile": self.profile, "capabilities": sorted(caps),
+                "protocol_version": PROTOCOL_VERSION}
+
+    @abc.abstractmethod
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Apply one command and return its outcome."""
+
+    def reset(self, profile: str | None = None) -> None:
+        """Start a fresh cluster (a new test); targets without state may ignore it."""
+
+    def close(self) -> None:
+        """Release processes, sockets, files."""
+
+
+def capabilities_of(hello: dict[str, Any]) -> frozenset[str]:
+    """The ops a target can run, from its hello (the one meaning of "capabilities")."""
+    return frozenset(hello.get("capabilities") or ())

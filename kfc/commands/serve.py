@@ -1,0 +1,89 @@
+"""`kfc target serve` (any target over the JSON-lines protocol) and `kfc serve-broker` (the reference
+over the Kafka protocol)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import sys
+
+import click
+
+from conformance.serve import serve
+from conformance.wire.framing import MAX_FRAME
+from conformance.wire.server import BrokerServer, run_server
+from reference_impl import InputError
+
+
+@click.command("serve", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--target", "spec", default="reference", show_default=True, metavar="SPEC",
+              help="The target to expose, e.g. reference:kafka-4.1 or a plugin's spec.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every failed request with its traceback on stderr.")
+def serve_command(spec: str, verbose: bool) -> None:
+    """Serve a target over the JSON-lines target protocol on stdin/stdout (docs/target-protocol.md)."""
+    from conformance.targets import TargetError, make_target
+
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if verbose else logging.WARNING,
+                        format="kfc target serve: %(message)s")
+    try:
+        target = make_target(spec)
+    except (ValueError, TargetError, OSError) as e:
+        raise click.ClickException(f"--target {spec}: {e}") from None
+    # Protocol lines go to the real stdout; a target's own prints must not corrupt the stream.
+    out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n", write_through=True)
+    inp = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    saved, sys.stdout = sys.stdout, sys.stderr
+    try:
+        code = serve(target, inp, out)
+    except BrokenPipeError:
+        raise click.ClickException("the client closed the connection (stdout)") from None
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        sys.stdout = saved
+        target.close()
+        try:
+            out.detach()  # leave sys.stdout.buffer usable for click's own exit handling
+        except (ValueError, OSError):
+            pass
+    sys.exit(code)
+
+
+@click.command("serve-broker")
+@click.option("--profile", default=None, help="Behaviour profile (default: the reference's default).")
+@click.option("--nodes", default=3, show_default=True, type=click.IntRange(1, 32), help="Brokers (ids 1..N).")
+@click.option("--port", "port", default=9092, show_default=True, type=click.IntRange(0, 65535),
+              help="Base port: brokers on BASE..BASE+N-1, the controller on BASE+N; 0 picks free ports.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback unless told).")
+@click.option("--release-version", default=None, help="metadata.version to format with (default: latest production).")
+@click.option("--idle-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600),
+              help="Close a connection idle this many seconds.")
+@click.option("--max-frame", default=MAX_FRAME, show_default=True, type=click.IntRange(64, 64 << 20),
+              help="Largest request frame accepted (bytes); larger ones close the connection.")
+@click.option("--control/--no-control", default=True, show_default=True,
+              help="Answer the kfc control extension (reset/format of the reference; docs/wire.md).")
+def serve_broker_command(profile: str | None, nodes: int, port: int, host: str, release_version: str | None,
+                         idle_timeout: float, max_frame: int, control: bool) -> None:
+    """Serve the reference model over the Kafka protocol (feature APIs) until SIGINT/SIGTERM.
+
+    The first stdout line is JSON with the listeners' ports; one log line per request goes to stderr.
+    """
+    if port and port + nodes > 65535:
+        raise click.ClickException(f"--port {port} leaves no room for {nodes} broker(s) and a controller")
+    try:
+        server = BrokerServer(profile, nodes, host, port, release_version, idle_timeout, max_frame, control)
+        server.bootstrap()
+    except InputError as e:
+        raise click.ClickException(str(e)) from None
+
+    def announce(line: str) -> None:
+        click.echo(line)
+        sys.stdout.flush()
+
+    try:
+        asyncio.run(run_server(server, announce))
+    except OSError as e:
+        raise click.ClickException(f"cannot listen on {host} (base port {port}): {e.strerror or e}") from None
+    except KeyboardInterrupt:
+        pass
