@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .model import trace_problems
+
 FORMATS = ("jsonl", "parquet")
 CORPUS_MARK = b"kfc-trace-corpus/1"
 DEFAULT_ROW_GROUP_SIZE = 4096
@@ -50,66 +52,9 @@ def dumps(trace: Any) -> str:
 
 # -- validation ------------------------------------------------------------------------------------
 
-_TOP_KEYS = {"format", "version", "id", "profile", "initial", "rules", "source", "target", "steps"}
-_STEP_KEYS = {"command", "expected", "actual", "diff"}
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _outcome_ok(o: Any) -> bool:
-    return (isinstance(o, dict) and isinstance(o.get("error"), str)
-            and ("error_code" not in o or o["error_code"] is None or _is_int(o["error_code"]))
-            and ("message" not in o or o["message"] is None or isinstance(o["message"], str))
-            and ("rule" not in o or o["rule"] is None or isinstance(o["rule"], str)))
-
-
-def _command_ok(c: Any) -> bool:
-    return isinstance(c, dict) and isinstance(c.get("op"), str)
-
-
-def _fast_ok(t: Any) -> bool:
-    """A strict structural check of trace.schema.json v1: True means the schema accepts the trace.
-    (False means "ask jsonschema", which gives the message.)"""
-    if not isinstance(t, dict) or not _TOP_KEYS.issuperset(t):
-        return False
-    if t.get("format") != "kfc-trace" or not _is_int(t.get("version")) or t["version"] != 1:
-        return False
-    for key in ("id", "profile"):
-        if not isinstance(t.get(key), str) or not t[key]:
-            return False
-    for key in ("source", "target"):
-        if key in t and not isinstance(t[key], str):
-            return False
-    if "rules" in t:
-        import re
-
-        rx = re.compile(r"^[A-Z0-9]+-[A-Z0-9-]+$")
-        if not isinstance(t["rules"], list) or not all(isinstance(r, str) and rx.search(r) for r in t["rules"]):
-            return False
-    if "initial" in t and (not isinstance(t["initial"], list) or not all(_command_ok(c) for c in t["initial"])):
-        return False
-    steps = t.get("steps")
-    if not isinstance(steps, list):
-        return False
-    for s in steps:
-        if not isinstance(s, dict) or not _STEP_KEYS.issuperset(s) or not _command_ok(s.get("command")):
-            return False
-        if not _outcome_ok(s.get("expected")) or ("actual" in s and not _outcome_ok(s["actual"])):
-            return False
-        if "diff" in s and (not isinstance(s["diff"], list) or not all(isinstance(d, str) for d in s["diff"])):
-            return False
-    return True
-
-
 def validate_trace(trace: Any, where: str) -> list[str]:
-    """Schema problems of one trace (empty when valid); fast path for valid traces."""
-    if _fast_ok(trace):
-        return []
-    from conformance.trace import validate
-
-    return validate(trace, where)
+    """Schema problems of one trace (empty when valid): the model's compiled trace schema."""
+    return trace_problems(trace, where)
 
 
 def parse_body(key: str | None, body: Any, where: str | None = None) -> CorpusRow:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +32,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--kfc-profile", default=os.environ.get("KFC_PROFILE"),
                 help="behaviour profile to check against (default: the target's own, else kafka-4.2)")
     g.addoption("--kfc-expectations", default=None, help="TOML file of expected failures (by rule or test id)")
-    g.addoption("--kfc-hypothesis-profile", default=os.environ.get("KFC_HYPOTHESIS_PROFILE", "ci"),
-                choices=["ci", "dev", "deep"], help="Hypothesis settings profile for the stateful tests")
     g.addoption("--kfc-report", default=os.environ.get("KFC_REPORT", "reports/latest"),
                 help="directory for summary.json, coverage and counterexample traces")
 
 
+RESULTS = pytest.StashKey[list[dict[str, Any]]]()
+PROVIDED = pytest.StashKey[tuple[Any, dict[str, Any]]]()  # (target, hello) of this run
+OWNED = pytest.StashKey[Any]()  # a target the plugin made, closed at the end
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "kfc_rule(*ids): the conformance test checks these rule ids")
-    config.addinivalue_line("markers", "kfc_needs(*ops): the test needs these ops from the target")
-    config._kfc_results = []  # type: ignore[attr-defined]
-    config._kfc_started = time.time()  # type: ignore[attr-defined]
+    config.stash[RESULTS] = []
+    if str(config.getoption("--hypothesis-profile", None) or "").startswith("kfc-"):
+        # Before Hypothesis's own pytest_configure loads the profile by name.
+        from .suite import hypothesis_profiles  # noqa: F401 - registers the kfc-* profiles
+    if any("conformance.suite" in a or "conformance/suite" in a for a in config.args):
+        config.pluginmanager.register(_Results(config), "kfc-results")  # only runs of the suite report
 
 
 def report_dir(config: pytest.Config) -> Path:
@@ -66,22 +72,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # -- fixtures --------------------------------------------------------------------------------------
 
+def suite_target(config: pytest.Config) -> tuple[Any, dict[str, Any]]:
+    """The run's one target and its hello: the caller's (kfc check), else made once from --kfc-target."""
+    if PROVIDED not in config.stash:
+        from .targets import TargetError, make_target
+
+        spec = config.getoption("--kfc-target")
+        try:
+            target = make_target(spec)
+            config.stash[PROVIDED] = (target, target.hello())
+        except (ValueError, TargetError) as e:
+            raise pytest.UsageError(f"target {spec}: {e}") from None
+        config.stash[OWNED] = target
+    return config.stash[PROVIDED]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    owned = config.stash.get(OWNED, None)
+    if owned is not None:
+        owned.close()
+
+
 @pytest.fixture(scope="session")
 def kfc_target(request: pytest.FixtureRequest) -> Any:
-    from .targets import TargetError, make_target
-
-    spec = request.config.getoption("--kfc-target")
-    try:
-        target = make_target(spec)
-    except (ValueError, TargetError) as e:
-        raise pytest.UsageError(f"target {spec}: {e}") from None
-    yield target
-    target.close()
+    return suite_target(request.config)[0]
 
 
 @pytest.fixture(scope="session")
-def kfc_hello(kfc_target: Any) -> dict[str, Any]:
-    return kfc_target.hello()
+def kfc_hello(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return suite_target(request.config)[1]
 
 
 @pytest.fixture(scope="session")
@@ -129,26 +148,70 @@ def repro_line(config: pytest.Config, trace_path: Path) -> str:
 
 # -- results summary ---------------------------------------------------------------------------------
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "call" and not (report.when == "setup" and (report.skipped or report.failed)):
-        return
-    props = dict(report.user_properties)
-    status: str = report.outcome
-    if hasattr(report, "wasxfail"):
-        status = "xfailed" if report.skipped else "xpassed"
-    if report.failed and "[XPASS(strict)]" in str(report.longrepr):
-        status = "unexpectedly-passed"
-    entry = {"nodeid": report.nodeid, "status": status, "duration": round(report.duration, 4),
-             "rules": props.get("kfc_rules", []), "repro": props.get("kfc_repro"),
-             "summary": _first_line(report) if report.failed or report.skipped else None}
-    _results().append(entry)
+class _Results:
+    """Collects one entry per test into config.stash[RESULTS]; writes summary.json and the verdict."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call" and not (report.when == "setup" and (report.skipped or report.failed)):
+            return
+        props = dict(report.user_properties)
+        status: str = report.outcome
+        if hasattr(report, "wasxfail"):
+            status = "xfailed" if report.skipped else "xpassed"
+        if report.failed and "[XPASS(strict)]" in str(report.longrepr):
+            status = "unexpectedly-passed"
+        self.config.stash[RESULTS].append({
+            "nodeid": report.nodeid, "status": status, "duration": round(report.duration, 4),
+            "rules": props.get("kfc_rules", []), "divergence": props.get("kfc_divergence"),
+            "repro": props.get("kfc_repro"),
+            "summary": _first_line(report) if report.failed or report.skipped else None})
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if hasattr(session.config, "workerinput"):
+            return  # xdist workers: the controller writes the summary
+        results = self.config.stash[RESULTS]
+        if not results:
+            return
+        counts: dict[str, int] = {}
+        for r in results:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        checked = sum(counts.get(k, 0) for k in ("passed", "failed", "xfailed", "unexpectedly-passed"))
+        if checked == 0 and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # a run that checked nothing is no pass
+        failed = counts.get("failed", 0) + counts.get("unexpectedly-passed", 0)
+        verdict = "NOTHING CHECKED" if checked == 0 else ("DOES NOT CONFORM" if failed or session.exitstatus
+                                                          else "CONFORMS")
+        out = report_dir(self.config)
+        out.mkdir(parents=True, exist_ok=True)
+        summary = {
+            "target": self.config.getoption("--kfc-target"),
+            "profile": self.config.getoption("--kfc-profile"),
+            "hypothesis_profile": self.config.getoption("--hypothesis-profile", None),
+            "exit_status": int(session.exitstatus),
+            "verdict": verdict,
+            "counts": dict(sorted(counts.items())),
+            "tests": sorted(results, key=lambda r: r["nodeid"]),
+            "coverage": _merged_coverage(out / "coverage"),
+        }
+        (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
 
 
-_RESULTS: list[dict[str, Any]] = []
+def _merged_coverage(cov_dir: Path) -> dict[str, Any]:
+    if not cov_dir.is_dir():
+        return {}
+    from .session import Coverage
 
-
-def _results() -> list[dict[str, Any]]:
-    return _RESULTS
+    merged = Coverage()
+    for f in sorted(cov_dir.glob("*.json")):
+        data = json.loads(f.read_text())
+        merged.ops.update(data["ops"])
+        merged.errors.update(data["errors"])
+        merged.rules.update(data["rules"])
+    return merged.to_json()
 
 
 def _first_line(report: pytest.TestReport) -> str:
@@ -159,37 +222,3 @@ def _first_line(report: pytest.TestReport) -> str:
         if line.startswith("E "):
             return line[2:].strip()[:300]
     return text.strip().splitlines()[-1][:300] if text.strip() else ""
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if hasattr(session.config, "workerinput"):
-        return  # xdist workers: the controller writes the summary
-    if not _RESULTS:
-        return
-    out = report_dir(session.config)
-    out.mkdir(parents=True, exist_ok=True)
-    coverage = {}
-    cov_dir = out / "coverage"
-    if cov_dir.is_dir():
-        from .session import Coverage
-
-        merged = Coverage()
-        for f in sorted(cov_dir.glob("*.json")):
-            data = json.loads(f.read_text())
-            merged.ops.update(data["ops"])
-            merged.errors.update(data["errors"])
-            merged.rules.update(data["rules"])
-        coverage = merged.to_json()
-    counts: dict[str, int] = {}
-    for r in _RESULTS:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    summary = {
-        "target": session.config.getoption("--kfc-target"),
-        "profile": session.config.getoption("--kfc-profile"),
-        "hypothesis_profile": session.config.getoption("--kfc-hypothesis-profile"),
-        "exit_status": int(exitstatus),
-        "counts": dict(sorted(counts.items())),
-        "tests": sorted(_RESULTS, key=lambda r: r["nodeid"]),
-        "coverage": coverage,
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")

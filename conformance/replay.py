@@ -8,6 +8,7 @@ Pure Python (no Spark import).  A result row is a flat dict with a fixed set of 
     status               "pass" | "diverged" | "target-error" | "input-error"
     first_divergent_step int | None     index into steps (target-error: the step that failed)
     op                   str | None     op of that step
+    rule                 str | None     rule id the diverging expected outcome carries
     expected             str | None     JSON of the expected outcome at that step
     actual               str | None     JSON of the actual outcome at that step
     diff                 str | None     the differences, "; "-joined (or the error message)
@@ -26,15 +27,15 @@ import contextlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
-from conformance.compare import compare
-
 from .corpus import CorpusRow, parse_body
+from .engine import run_steps
+from .model import STATUSES
 
-STATUSES = ("pass", "diverged", "target-error", "input-error")
-RESULT_FIELDS = ("trace_id", "profile", "status", "first_divergent_step", "op", "expected", "actual", "diff",
-                 "n_steps", "ops", "codes", "op_codes")
+RESULT_FIELDS = ("trace_id", "profile", "status", "first_divergent_step", "op", "rule", "expected", "actual",
+                 "diff", "n_steps", "ops", "codes", "op_codes")
 DIVERGENCE_SAMPLE = 20
 
 
@@ -55,7 +56,7 @@ def _coverage(trace: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
 
 def _row(trace_id: str, profile: str | None, status: str, **kw: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"trace_id": trace_id, "profile": profile, "status": status,
-                           "first_divergent_step": None, "op": None, "expected": None, "actual": None,
+                           "first_divergent_step": None, "op": None, "rule": None, "expected": None, "actual": None,
                            "diff": None, "n_steps": 0, "ops": [], "codes": [], "op_codes": []}
     row.update(kw)
     return row
@@ -66,32 +67,26 @@ def input_error_row(row: CorpusRow) -> dict[str, Any]:
     return _row(row.trace_id, None, "input-error", diff=row.error)
 
 
-def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True) -> dict[str, Any]:
-    """Replay one trace on `target` (reset to the trace's profile first) and stop at the first
-    divergent step.  Never raises for the target's failures: any exception while resetting or
-    applying becomes a target-error row (the caller decides whether to recreate the target)."""
+def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
+                 capabilities: frozenset[str] | None = None) -> dict[str, Any]:
+    """Replay one trace on `target` with the one trace engine (stop at the first divergence) and
+    give its result row.  The target's failures are target-error rows, never exceptions (the caller
+    decides whether to recreate the target)."""
     ops, codes, op_codes = _coverage(trace)
     base: dict[str, Any] = {"n_steps": len(ops), "ops": ops, "codes": codes, "op_codes": op_codes}
     tid, profile = str(trace.get("id")), trace.get("profile")
-    capabilities = getattr(target, "capabilities", None)
-    index: int | None = None
-    try:
-        target.reset(profile)
-        for cmd in trace.get("initial", []):
-            target.apply(cmd)
-        for index, step in enumerate(trace["steps"]):
-            actual = target.apply(step["command"])
-            diffs = compare(step["expected"], actual, messages=messages, capabilities=capabilities)
-            if diffs:
-                return _row(tid, profile, "diverged", first_divergent_step=index, op=ops[index],
-                            expected=_json(step["expected"]), actual=_json(actual), diff="; ".join(diffs), **base)
-    except Exception as e:  # noqa: BLE001 - a crashing target is a verdict on this trace, not a lost run
-        where = "reset/initial" if index is None else f"step {index}"
-        return _row(tid, profile, "target-error", first_divergent_step=index,
-                    op=None if index is None else ops[index],
-                    expected=None if index is None else _json(trace["steps"][index]["expected"]),
-                    diff=f"{type(e).__name__} at {where}: {e}", **base)
-    return _row(tid, profile, "pass", **base)
+    if capabilities is None:
+        capabilities = getattr(target, "capabilities", None)
+    verdict = run_steps(trace, target, stop_at_first=True, capabilities=capabilities, messages=messages)
+    first = verdict.first
+    if first is None:
+        return _row(tid, profile, "pass", **base)
+    if first.index < 0:
+        return _row(tid, profile, "target-error", diff=f"at reset/initial: {first.failure}", **base)
+    return _row(tid, profile, verdict.status, first_divergent_step=first.index, op=first.op,
+                expected=_json(first.expected), actual=None if first.actual is None else _json(first.actual),
+                diff=first.failure if first.failure is not None else "; ".join(str(d) for d in first.diffs),
+                rule=first.rule, **base)
 
 
 def replay_rows(target_spec: str, rows: Iterable[CorpusRow | tuple[str, str]], *,
@@ -170,7 +165,7 @@ class Summary:
             self.divergent_ops[r.get("op") or "(none)"] += 1
         if status != "pass" and len(self.divergences) < DIVERGENCE_SAMPLE:
             self.divergences.append({k: r.get(k) for k in ("trace_id", "profile", "status",
-                                                           "first_divergent_step", "op", "diff")})
+                                                           "first_divergent_step", "op", "rule", "diff")})
 
     def merge(self, other: Summary) -> Summary:
         self.total += other.total
@@ -221,3 +216,40 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 __all__ = ["RESULT_FIELDS", "STATUSES", "Summary", "input_error_row", "replay_rows", "replay_trace", "summarize"]
+
+
+# -- shrinking what a corpus replay found ----------------------------------------------------------
+
+def shrink_failures(results_dir: Path, target: Any, target_spec: str, traces_dir: Path,
+                    capabilities: frozenset[str] | None, *, limit: int = 5) -> list[dict[str, Any]]:
+    """The first `limit` non-passing traces of a replay's results (by trace id), each shrunk on the
+    target with the one engine, written as a trace, with its divergence and a one-line repro."""
+    import shlex
+
+    import pyarrow.parquet as pq
+
+    from .engine import shrink
+    from .trace import make_trace, write_trace
+
+    files = sorted(Path(results_dir).glob("*.parquet"))
+    rows: list[dict[str, Any]] = []
+    for f in files:
+        table = pq.read_table(f, columns=["trace_id", "status", "diff", "trace"])
+        rows += [r for r in table.to_pylist() if r["status"] != "pass"]
+    out = []
+    for r in sorted(rows, key=lambda r: r["trace_id"])[:limit]:
+        entry: dict[str, Any] = {"trace_id": r["trace_id"], "status": r["status"], "diff": r["diff"]}
+        trace = json.loads(r["trace"]) if r.get("trace") and r["status"] != "input-error" else None
+        small = shrink(trace, target, capabilities=capabilities) if trace else None
+        if small is not None:
+            last = small["steps"][-1]
+            written = make_trace(small["profile"], small["steps"], source=small["source"],
+                                 rules=small.get("rules"), initial=small.get("initial"), target=target_spec)
+            path = write_trace(written, traces_dir)
+            entry.update(path=str(path), repro=f"kfc replay-trace {shlex.quote(str(path))} --target "
+                                               f"{shlex.quote(target_spec)}",
+                         divergence={"step": len(small["steps"]) - 1, "op": last["command"].get("op"),
+                                     "rule": (small.get("rules") or [None])[0], "failure": None,
+                                     "diffs": [{"text": d} for d in last.get("diff", [])]})
+        out.append(entry)
+    return out

@@ -20,8 +20,8 @@ class RunError(Exception):
     """The run could not start (bad target, bad profile): one line for the user."""
 
 
-def resolve_profile(target_spec: str, profile: str | None) -> tuple[str, dict[str, Any]]:
-    """The profile under check (the target's own unless given) and the target's hello."""
+def open_target(target_spec: str, profile: str | None) -> tuple[Any, str, dict[str, Any]]:
+    """Make the target once: (target, the profile under check -- the target's own unless given -- , hello)."""
     from reference_impl import DEFAULT_PROFILE, InputError, load_profile
 
     from .targets import TargetError, make_target
@@ -32,35 +32,73 @@ def resolve_profile(target_spec: str, profile: str | None) -> tuple[str, dict[st
         raise RunError(str(e)) from None
     try:
         hello = target.hello()
+        return target, load_profile(profile or hello.get("profile") or DEFAULT_PROFILE).name, hello
     except TargetError as e:
-        raise RunError(f"target {target_spec}: {e}") from None
-    finally:
         target.close()
-    try:
-        return load_profile(profile or hello.get("profile") or DEFAULT_PROFILE).name, hello
+        raise RunError(f"target {target_spec}: {e}") from None
     except InputError as e:
+        target.close()
         raise RunError(str(e)) from None
 
 
-def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, *, expectations: str | None = None,
-              workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None) -> int:
-    """Run the suite in a child pytest (clean plugin state per run); output goes to report/pytest.log."""
+class ProvidedTarget:
+    """pytest plugin handing the suite a target made by the caller (no second construction)."""
+
+    def __init__(self, target: Any, hello: dict[str, Any]):
+        self.target, self.hello = target, hello
+
+    def pytest_configure(self, config: Any) -> None:
+        from .plugin import PROVIDED
+
+        config.stash[PROVIDED] = (self.target, self.hello)
+
+
+def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path, *, expectations: str | None = None,
+               workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None) -> list[str]:
+    args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider",
+            "--kfc-target", target, "--kfc-profile", profile, "--hypothesis-profile", f"kfc-{hypothesis_profile}",
+            "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
+            "-o", "console_output_style=classic", "-rfE"]
+    if expectations:
+        args += ["--kfc-expectations", expectations]
+    if workers:
+        args += ["-n", workers]
+    if exitfirst:
+        args.append("-x")
+    return args + (extra or [])
+
+
+def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, *, provided: Any = None,
+              hello: dict[str, Any] | None = None, **options: Any) -> int:
+    """Run the suite with pytest in this process (a `provided` target object is used as it is, except
+    under xdist, whose workers make their own); pytest's output goes to report/pytest.log."""
+    import contextlib
+
+    import pytest
+
     if report.exists():
         shutil.rmtree(report)
     report.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "pytest", "--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider",
-           "--kfc-target", target, "--kfc-profile", profile, "--kfc-hypothesis-profile", hypothesis_profile,
-           "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
-           "-o", "console_output_style=classic", "-rfE"]
-    if expectations:
-        cmd += ["--kfc-expectations", expectations]
-    if workers:
-        cmd += ["-n", workers]
-    if exitfirst:
+    args = suite_args(target, profile, hypothesis_profile, report, **options)
+    plugins = [ProvidedTarget(provided, hello or provided.hello())] if provided is not None and not options.get(
+        "workers") else []
+    with open(report / "pytest.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        code = pytest.main(args, plugins=plugins)
+    if code == pytest.ExitCode.INTERRUPTED:
+        raise KeyboardInterrupt
+    return int(code)
+
+
+def run_suite_process(target: str, profile: str, hypothesis_profile: str, report: Path, **options: Any) -> int:
+    """The suite in a child `kfc check` (mutant runs, in parallel: one process each)."""
+    if report.exists():
+        shutil.rmtree(report)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "kfc", "check", "--no-spark", "--target", target, "--profile", profile,
+           "--hypothesis-profile", hypothesis_profile, "--report", str(report)]
+    if options.get("exitfirst"):
         cmd.append("-x")
-    cmd += extra or []
-    with open(report / "pytest.log", "w") as log:
-        return subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=os.getcwd())
+    return subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=os.getcwd())
 
 
 def load_summary(report: Path) -> dict[str, Any] | None:
@@ -75,7 +113,7 @@ def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profi
         m = MUTANTS[name]
         out = report_root / name
         start = time.perf_counter()
-        code = run_suite(f"mutant:{name}", m.profile, hypothesis_profile, out, exitfirst=True)
+        code = run_suite_process(f"mutant:{name}", m.profile, hypothesis_profile, out, exitfirst=True)
         elapsed = time.perf_counter() - start
         summary = load_summary(out) or {"tests": []}
         first = next((t for t in summary["tests"] if t["status"] == "failed"), None)

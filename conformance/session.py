@@ -7,20 +7,19 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .compare import compare
-from .targets.base import Target, TargetError
+from .engine import Lockstep, StepResult
+from .targets.base import Target, capabilities_of
 from .trace import make_trace, write_trace
-
-TARGET_ERROR = "TARGET_ERROR"
 
 
 class Divergence(AssertionError):
-    """The target's outcome differs from the reference's at one step."""
+    """The target's outcome differs from the reference's at one step, or the target failed there."""
 
-    def __init__(self, index: int, command: dict[str, Any], expected: dict[str, Any], actual: dict[str, Any],
-                 diffs: list[str]):
-        self.index, self.command, self.expected, self.actual, self.diffs = index, command, expected, actual, diffs
-        super().__init__(f"step {index} ({command.get('op')}): " + "; ".join(diffs))
+    def __init__(self, result: StepResult):
+        self.result = result
+        self.index, self.command, self.expected, self.actual = result.index, result.command, result.expected, result.actual
+        self.diffs = [str(d) for d in result.diffs]
+        super().__init__(result.describe())
 
 
 class Coverage:
@@ -56,40 +55,38 @@ class Coverage:
 
 
 class Session:
-    """One test's cluster on both sides.  `step` returns the target's outcome or raises Divergence."""
+    """One test's cluster on both sides: the target and the reference in lockstep through the one
+    trace engine.  `step` returns the target's outcome or raises Divergence."""
 
     def __init__(self, target: Target, profile: str, *, messages: bool = True, coverage: Coverage | None = None,
-                 allure_steps: bool = True):
+                 allure_steps: bool = True, capabilities: frozenset[str] | None = None):
         from reference_impl import Cluster
 
         self.target, self.profile, self.messages = target, profile, messages
-        self.capabilities = frozenset(target.hello().get("capabilities") or ())
+        self.capabilities = capabilities if capabilities is not None else capabilities_of(target.hello())
         self.reference = Cluster(profile)
-        self.steps: list[dict[str, Any]] = []
+        self.engine = Lockstep(target, reference=self.reference, capabilities=self.capabilities, messages=messages)
         self.coverage = coverage if coverage is not None else Coverage()
         self._allure = _allure() if allure_steps else None
-        target.reset(profile)
+        failed = self.engine.start(profile)
+        if failed is not None:
+            raise Divergence(failed)
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        return [s.record() for s in self.engine.steps if s.index >= 0]
 
     def step(self, command: dict[str, Any]) -> dict[str, Any]:
-        expected = self.reference.apply(command)
-        self.coverage.add(command, expected)
-        index = len(self.steps)
-        try:
-            actual = self.target.apply(command)
-        except TargetError as e:
-            actual = {"error": TARGET_ERROR, "error_code": None, "message": str(e), "rule": None}
-        diffs = compare(expected, actual, messages=self.messages, capabilities=self.capabilities)
-        record: dict[str, Any] = {"command": command, "expected": _jsonable(expected)}
-        if diffs:
-            record.update(actual=_jsonable(actual), diff=diffs)
-        self.steps.append(record)
+        result = self.engine.step(command)
+        self.coverage.add(command, result.expected)
         if self._allure is not None:
-            title = f"{command.get('op')} -> {actual.get('error')}" + (" (DIVERGES)" if diffs else "")
-            with self._allure.step(title):
+            got = result.actual.get("error") if result.actual else "TARGET_ERROR"
+            with self._allure.step(f"{result.op} -> {got}" + ("" if result.ok else " (DIVERGES)")):
                 pass
-        if diffs:
-            raise Divergence(index, command, expected, actual, diffs)
-        return actual
+        if not result.ok:
+            raise Divergence(result)
+        assert result.actual is not None
+        return result.actual
 
     def trace(self, source: str, rules: list[str] | None = None, target: str | None = None) -> dict[str, Any]:
         return make_trace(self.profile, self.steps, source=source, rules=rules, target=target)
@@ -104,10 +101,6 @@ class Session:
             self._allure.attach(json.dumps(diff, indent=1), name="expected vs actual",
                                 attachment_type="application/json")
         return path
-
-
-def _jsonable(outcome: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(outcome, default=str))
 
 
 def _allure() -> Any:

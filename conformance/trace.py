@@ -1,15 +1,13 @@
-"""kfc traces (fixtures/schema/trace.schema.json): read, validate, write, replay."""
+"""kfc traces (fixtures/schema/trace.schema.json): read, validate, write (replay: conformance.engine)."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .compare import compare
+from .model import trace_problems
 
 FORMAT, VERSION = "kfc-trace", 1
 
@@ -18,17 +16,8 @@ class TraceError(ValueError):
     """A trace file that cannot be used: names the file and what is wrong."""
 
 
-@functools.cache
-def _validator() -> Any:
-    import jsonschema
-
-    schema = json.loads((resources.files("fixtures") / "schema" / "trace.schema.json").read_text())
-    return jsonschema.Draft202012Validator(schema)
-
-
 def validate(trace: Any, where: str = "trace") -> list[str]:
-    errors = sorted(_validator().iter_errors(trace), key=lambda e: list(e.path))
-    return [f"{where}: at {'/'.join(str(p) for p in e.path) or '(top)'}: {e.message}" for e in errors[:5]]
+    return trace_problems(trace, where)
 
 
 def make_trace(profile: str, steps: list[dict[str, Any]], *, source: str, rules: list[str] | None = None,
@@ -72,18 +61,3 @@ def read_trace(path: str | Path) -> dict[str, Any]:
     if problems:
         raise TraceError("; ".join(problems))
     return trace
-
-
-def replay(trace: dict[str, Any], target: Any) -> list[dict[str, Any]]:
-    """Apply a trace to a target; one entry per step that diverges (index, command, diffs)."""
-    target.reset(trace["profile"])
-    for cmd in trace.get("initial", []):
-        target.apply(cmd)
-    out = []
-    for i, step in enumerate(trace["steps"]):
-        actual = target.apply(step["command"])
-        diffs = compare(step["expected"], actual)
-        if diffs:
-            out.append({"index": i, "command": step["command"], "expected": step["expected"], "actual": actual,
-                        "diff": diffs})
-    return out

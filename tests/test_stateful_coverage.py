@@ -26,11 +26,10 @@ def test_required_families_follow_the_capabilities() -> None:
 @pytest.mark.parametrize("profile", list(profile_names()))
 def test_ci_run_with_the_wire_op_set_reaches_what_it_must(profile: str) -> None:
     target = make_target(f"reference:{profile}")
-    run = model._Run(target, profile, WIRE_OPS)
+    run = model.Run(target, profile, WIRE_OPS)
     try:
         run.execute("ci")
     finally:
-        model.RUN = None
         target.close()
     assert set(run.coverage.ops) == WIRE_OPS
     missing = model.required_families(profile, WIRE_OPS) - run.coverage.families

@@ -256,7 +256,7 @@ def test_hang_times_out_fast_and_reset_restarts(tmp_path: Path) -> None:
     ('send({"id": req["id"] + 7, "type": "outcome", "outcome": {"error": "NONE", "error_code": 0, "message": None}})',
      r"carries id 9, expected 2"),
     ('send({"id": req["id"], "type": "outcome", "outcome": {"error": "NONE", "message": None}})',
-     r"outcome lacks error_code"),
+     r"must contain \['error_code'\] properties"),
     ('send({"id": req["id"], "type": "reset", "profile": None})', r"has type 'reset', expected 'outcome'"),
     ('send([req["id"]])', r"is not a JSON object: \[2\]"),
 ])

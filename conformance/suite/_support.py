@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from conformance.model import jsonable
 from conformance.plugin import report_dir, repro_line
 from conformance.session import Divergence, Session
 
 
-def load_traces(folder: str, pattern: str = ".jsonl") -> list[dict[str, Any]]:
+def load_traces(folder: str) -> list[dict[str, Any]]:
     """Every trace of fixtures/<folder>, from .jsonl files (one per line) and .json files."""
     base = resources.files("fixtures") / folder
     if not base.is_dir():
@@ -50,9 +51,20 @@ def run_steps(request: pytest.FixtureRequest, session: Session, commands: list[d
 
 def fail_with_trace(request: pytest.FixtureRequest, session: Session, d: BaseException, source: str,
                     rules: list[str]) -> None:
+    """Write the counterexample trace, record the divergence itself (op, fields, rule of the
+    diverging expected outcome) for the report, and fail with one repro line."""
     config = request.config
+    divergence = None
+    if isinstance(d, Divergence):
+        r = d.result
+        divergence = {"step": r.index, "op": r.op, "rule": r.rule, "failure": r.failure,
+                      "diffs": [{"field": x.field, "expected": x.expected, "actual": x.actual, "text": str(x)}
+                                for x in r.diffs]}
+        if r.rule and r.rule not in rules:
+            rules = [*rules, r.rule]
     path = session.write_counterexample(report_dir(config) / "traces", source, rules,
                                         config.getoption("--kfc-target"))
     line = repro_line(config, path)
+    request.node.user_properties.append(("kfc_divergence", jsonable(divergence)))
     request.node.user_properties.append(("kfc_repro", line))
     pytest.fail(f"{d}\ncounterexample: {path}\nrepro: {line}", pytrace=False)

@@ -25,23 +25,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _profile(config: pytest.Config) -> str:
+    from conformance.plugin import suite_target
     from reference_impl import DEFAULT_PROFILE
 
-    # The profile is fixed per run; without --kfc-profile, ask the target once at collection.
-    name = config.getoption("--kfc-profile")
-    if name:
-        return str(name)
-    cached = getattr(config, "_kfc_collect_profile", None)
-    if cached is None:
-        from conformance.targets import make_target
-
-        target = make_target(config.getoption("--kfc-target"))
-        try:
-            cached = target.hello().get("profile") or DEFAULT_PROFILE
-        finally:
-            target.close()
-        config._kfc_collect_profile = cached  # type: ignore[attr-defined]
-    return str(cached)
+    # The profile is fixed per run; without --kfc-profile it is the target's own.
+    name = config.getoption("--kfc-profile") or suite_target(config)[1].get("profile") or DEFAULT_PROFILE
+    return str(name)
 
 
 def _short(t: dict[str, Any]) -> str:

@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NoReturn, Self
 
+from ..model import hello_problem, outcome_problem
 from .base import PROTOCOL_VERSION, Target, TargetError
 from .hookspecs import hookimpl
 
@@ -240,7 +241,7 @@ class SubprocessTarget(Target):
         what = f"apply op {command['op']!r}"
         resp = self._request({"type": "apply", "command": command}, "outcome", self.timeout, what)
         outcome = resp.get("outcome")
-        problem = _outcome_problem(outcome)
+        problem = outcome_problem(outcome, "outcome")
         if problem:
             self._broken(f"bad outcome for {what}: {problem}: {_clip(json.dumps(resp))}")
         assert isinstance(outcome, dict)
@@ -276,11 +277,11 @@ class SubprocessTarget(Target):
         if resp.get("protocol_version") != PROTOCOL_VERSION:
             self._broken(f"speaks protocol version {resp.get('protocol_version')!r}; this suite speaks "
                          f"{PROTOCOL_VERSION}")
-        name, profile, caps = resp.get("name"), resp.get("profile"), resp.get("capabilities")
-        if not isinstance(name, str) or not (profile is None or isinstance(profile, str)) or \
-                not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
-            self._broken("bad hello response (needs name: string, profile: string|null, capabilities: "
-                         f"[op, …]): {_clip(json.dumps(resp))}")
+        problem = hello_problem({k: v for k, v in resp.items() if k not in ("id", "type")}, "hello response")
+        if problem is not None:
+            self._broken(f"bad {problem} (needs name: string, profile: string|null, capabilities: [op, …]): "
+                         f"{_clip(json.dumps(resp))}")
+        name, profile, caps = resp["name"], resp["profile"], resp["capabilities"]
         self.name, self.profile, self.capabilities = name, profile, frozenset(caps)
 
     def _request(self, body: dict[str, Any], expect: str, timeout: float, what: str) -> dict[str, Any]:
@@ -369,23 +370,6 @@ class SubprocessTarget(Target):
         if with_tail:
             text += ("\nlast stderr lines:\n" + "\n".join(f"  {t}" for t in tail)) if tail else "\n(no stderr output)"
         raise TargetError(text)
-
-
-def _outcome_problem(outcome: Any) -> str | None:
-    """The cheap schema check of an outcome body (fixtures/schema/target-protocol.schema.json)."""
-    if not isinstance(outcome, dict):
-        return "'outcome' is not an object"
-    missing = [k for k in ("error", "error_code", "message") if k not in outcome]
-    if missing:
-        return f"outcome lacks {', '.join(missing)}"
-    if not isinstance(outcome["error"], str):
-        return "outcome 'error' is not a string"
-    code = outcome["error_code"]
-    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
-        return "outcome 'error_code' is not an integer or null"
-    if outcome["message"] is not None and not isinstance(outcome["message"], str):
-        return "outcome 'message' is not a string or null"
-    return None
 
 
 # -- spec parsing and the plugin ---------------------------------------------------------------

@@ -15,7 +15,7 @@ from conformance.runner import (
     HYPOTHESIS_PROFILES,
     RunError,
     load_summary,
-    resolve_profile,
+    open_target,
     run_mutants,
     run_suite,
 )
@@ -29,23 +29,29 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False, width=width)
 
 
+VERDICT_STYLE = {"CONFORMS": "green", "DOES NOT CONFORM": "red", "INPUT ERRORS": "red", "NOTHING CHECKED": "red"}
+
+
 def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: float) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from reference_impl.rules import RULES
 
     tests = summary["tests"]
     counts = summary["counts"]
-    console.print(f"[bold]kfc check[/] target [cyan]{summary['target']}[/] profile [cyan]{summary['profile']}[/] "
-                  f"hypothesis [cyan]{summary['hypothesis_profile']}[/] — {elapsed:.1f} s")
+    console.print(f"[bold]kfc check[/] target [cyan]{escape(str(summary['target']))}[/] profile "
+                  f"[cyan]{summary['profile']}[/] hypothesis [cyan]{summary['hypothesis_profile']}[/] — {elapsed:.1f} s")
     by_kip: dict[str, dict[str, set[str]]] = {}
     for t in tests:
         for rid in t.get("rules") or []:
             kip = RULES[rid].kip if rid in RULES else "?"
             slot = by_kip.setdefault(kip, {"rules": set(), "failing": set()})
             slot["rules"].add(rid)
-            if t["status"] in ("failed", "unexpectedly-passed"):
-                slot["failing"].add(rid)
+        failing = _failing_rule(t)
+        if failing:
+            by_kip.setdefault(RULES[failing].kip if failing in RULES else "?",
+                              {"rules": set(), "failing": set()})["failing"].add(failing)
     table = Table(title="rules by KIP", show_lines=False)
     for col in ("KIP", "rules covered", "rules failing", "of registry"):
         table.add_column(col, justify="right" if col != "KIP" else "left")
@@ -62,19 +68,58 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
                       f"{len(cov.get('rules', {}))} rule ids reached")
     failures = [t for t in tests if t["status"] in ("failed", "unexpectedly-passed")]
     for t in failures[:8]:
-        console.print(f"[red]FAIL[/] {t['nodeid']}\n     {t.get('summary') or ''}", soft_wrap=True)
-        if t.get("repro"):  # one line, never wrapped: it is meant to be copied
-            console.print(f"     repro: {t['repro']}", soft_wrap=True, markup=False)
+        print_failure(console, t["nodeid"], t.get("divergence"), t.get("summary"), t.get("repro"))
     if len(failures) > 8:
-        console.print(f"… and {len(failures) - 8} more failures (see {report / 'summary.json'})")
-    verdict = "[green]CONFORMS[/]" if summary["exit_status"] == 0 else "[red]DOES NOT CONFORM[/]"
-    console.print(f"{verdict}   report: {report}  (HTML: kfc report {report})")
+        console.print(f"… and {len(failures) - 8} more failures (see {report / 'summary.json'})", markup=False)
+
+
+def _failing_rule(test: dict[str, Any]) -> str | None:
+    """The rule a failing test broke: the one its diverging expected outcome carries."""
+    if test["status"] not in ("failed", "unexpectedly-passed"):
+        return None
+    div = test.get("divergence") or {}
+    if div.get("rule"):
+        return str(div["rule"])
+    return None
+
+
+def print_failure(console: Any, title: str, divergence: dict[str, Any] | None, summary: str | None,
+                  repro: str | None) -> None:
+    """One failure: what failed (literally), the divergence itself, one repro line."""
+    console.print(f"FAIL {title}", style="red", markup=False, soft_wrap=True)
+    if divergence:
+        head = f"     step {divergence.get('step')} {divergence.get('op')}"
+        if divergence.get("rule"):
+            head += f"  rule {divergence['rule']}"
+        console.print(head, markup=False, soft_wrap=True)
+        if divergence.get("failure"):
+            console.print(f"     target error: {divergence['failure']}", markup=False, soft_wrap=True)
+        for d in divergence.get("diffs") or []:
+            console.print(f"     {d['text']}", markup=False, soft_wrap=True)
+    elif summary:
+        console.print(f"     {summary}", markup=False, soft_wrap=True)
+    if repro:  # one line, never wrapped: it is meant to be copied
+        console.print(f"     repro: {repro}", soft_wrap=True, markup=False)
+
+
+def overall_verdict(suite: dict[str, Any], spark: dict[str, Any] | None) -> str:
+    """One verdict for the run, consistent with the exit code."""
+    verdict = suite.get("verdict") or ("CONFORMS" if suite["exit_status"] == 0 else "DOES NOT CONFORM")
+    if spark is None or verdict != "CONFORMS":
+        return str(verdict)
+    counts = spark["by_status"]
+    if counts.get("diverged") or counts.get("target-error") or spark["rows_in"] != spark["rows_out"]:
+        return "DOES NOT CONFORM"
+    if counts.get("input-error"):
+        return "INPUT ERRORS"
+    return "CONFORMS"
 
 
 @click.command("check")
 @click.option("--target", "target", default="reference", show_default=True, help="Target spec.")
 @click.option("--profile", default=None, help="Profile to check against (default: the target's).")
-@click.option("--hypothesis-profile", type=click.Choice(HYPOTHESIS_PROFILES), default="ci", show_default=True)
+@click.option("--hypothesis-profile", type=click.Choice(HYPOTHESIS_PROFILES), default="ci", show_default=True,
+              help="Hypothesis settings for the stateful model (kfc-ci, kfc-dev, kfc-deep).")
 @click.option("--report", "report", default="reports/latest", show_default=True, type=click.Path(file_okay=False))
 @click.option("--expectations", default=None, type=click.Path(dir_okay=False, exists=True),
               help="TOML file of expected failures.")
@@ -86,48 +131,84 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
 def check_command(target: str, profile: str | None, hypothesis_profile: str, report: str, expectations: str | None,
                   workers: str | None, exitfirst: bool, spark: bool, spark_master: str) -> None:
     """Run the conformance suite against TARGET; exit 0 only if it conforms."""
+    from conformance.expectations import ExpectationsError, load_expectations
+
     console = _console()
+    if expectations:
+        try:
+            load_expectations(expectations)  # a bad file is one line here, before anything runs
+        except ExpectationsError as e:
+            raise click.ClickException(str(e)) from None
     try:
-        prof, hello = resolve_profile(target, profile)
+        made, prof, hello = open_target(target, profile)
     except RunError as e:
         raise click.ClickException(str(e)) from None
     out = Path(report)
     start = time.perf_counter()
-    with console.status(f"checking {hello.get('name', target)} against the reference ({prof}) …"):
-        code = run_suite(target, prof, hypothesis_profile, out, expectations=expectations, workers=workers,
-                         exitfirst=exitfirst)
-    summary = load_summary(out)
-    if summary is None:
-        tail = (out / "pytest.log").read_text().splitlines()[-15:]
-        console.print("\n".join(tail))
-        raise click.ClickException(f"the suite did not run (pytest exit {code}); log: {out / 'pytest.log'}")
-    spark_line, spark_ok = None, True
-    if spark and not (exitfirst and code != 0):
-        spark_line, spark_ok = spark_stage(console, target, prof, out, spark_master,
-                                           frozenset(hello.get("capabilities") or ()))
+    try:
+        with console.status(f"checking {hello.get('name', target)} against the reference ({prof}) …"):
+            code = run_suite(target, prof, hypothesis_profile, out, provided=made, hello=hello,
+                             expectations=expectations, workers=workers, exitfirst=exitfirst)
+        summary = load_summary(out)
+        if summary is None:
+            tail = (out / "pytest.log").read_text().splitlines()[-15:]
+            console.print("\n".join(tail), markup=False)
+            raise click.ClickException(f"the suite did not run (pytest exit {code}); log: {out / 'pytest.log'}")
+        spark_summary = None
+        if spark and summary.get("verdict") != "NOTHING CHECKED" and not (exitfirst and code != 0):
+            spark_summary = spark_stage(console, target, made, prof, out, spark_master,
+                                        frozenset(hello.get("capabilities") or ()))
+    finally:
+        made.close()
     elapsed = time.perf_counter() - start
     print_summary(console, summary, out, elapsed)
-    if spark_line:
-        console.print(spark_line, soft_wrap=True)
-    sys.exit(0 if code == 0 and spark_ok else 1)
+    if spark_summary is not None:
+        print_spark(console, spark_summary)
+    verdict = overall_verdict(summary, spark_summary if spark_summary and "by_status" in spark_summary else None)
+    (out / "verdict").write_text(verdict + "\n")
+    console.print(f"[{VERDICT_STYLE[verdict]}]{verdict}[/]   report: {escape_path(out)}  (HTML: kfc report "
+                  f"{escape_path(out)})")
+    sys.exit(0 if verdict == "CONFORMS" else 1)
 
 
-def spark_stage(console: Any, target: str, profile: str, out: Path, master: str,
-                capabilities: frozenset[str]) -> tuple[str, bool]:
+def escape_path(path: Path) -> str:
+    from rich.markup import escape
+
+    return escape(str(path))
+
+
+def print_spark(console: Any, s: dict[str, Any]) -> None:
+    if "skipped" in s:
+        console.print(f"spark replay skipped: {s['skipped']}", markup=False, soft_wrap=True)
+        return
+    counts = s["by_status"]
+    bad = {k: v for k, v in counts.items() if k != "pass" and v}
+    console.print(f"spark replay of the bundled corpus: {s['rows_in']} traces in, {s['rows_out']} out, "
+                  f"{counts.get('pass', 0)} pass" + "".join(f", {v} {k}" for k, v in bad.items())
+                  + f" ({s['master']}, {s['traces_per_s'] or 0:,.0f} traces/s after a "
+                    f"{s['seconds']['spark_start']:.0f} s start)", markup=False, soft_wrap=True)
+    for d in s.get("shrunk", []):
+        print_failure(console, f"corpus trace {d['trace_id']} ({d['status']})", d.get("divergence"), d.get("diff"),
+                      d.get("repro"))
+
+
+def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, master: str,
+                capabilities: frozenset[str]) -> dict[str, Any]:
     """Replay the profile's bundled corpus (fixtures/corpus) with Spark; its divergences join the
-    suite's Allure results, so one report shows both."""
+    suite's Allure results (one report shows both) and are shrunk to a repro on the driver."""
     from importlib import resources
 
+    from conformance.replay import shrink_failures
     from reference_impl import OPS
 
     # The generated corpus uses every op; a target without some of them (e.g. over the Kafka wire)
     # cannot replay it, and saying so beats reporting thousands of divergences.
     missing = sorted(set(OPS) - capabilities)
     if missing:
-        return f"spark replay skipped: the target lacks op(s) {', '.join(missing)} used by the bundled corpus", True
+        return {"skipped": f"the target lacks op(s) {', '.join(missing)} used by the bundled corpus"}
     corpus = resources.files("fixtures") / "corpus" / f"bundled-{profile}.parquet"
     if not corpus.is_file():
-        return f"spark replay: no bundled corpus for {profile}", True
+        return {"skipped": f"no bundled corpus for {profile}"}
     try:
         from spark_checks.job import SparkJobError
         from spark_checks.job import replay as spark_replay
@@ -142,21 +223,18 @@ def spark_stage(console: Any, target: str, profile: str, out: Path, master: str,
     results.mkdir(exist_ok=True)
     for f in sorted((out / "spark" / "allure-results").glob("*")):
         shutil.copy2(f, results / f.name)
-    counts = s["by_status"]
-    bad = {k: v for k, v in counts.items() if k != "pass" and v}
-    line = (f"spark replay of the bundled corpus: {s['rows_in']} traces in, {s['rows_out']} out, "
-            f"{counts.get('pass', 0)} pass" + "".join(f", {v} {k}" for k, v in bad.items())
-            + f" ({master}, {s['traces_per_s']:,.0f} traces/s after a {s['seconds']['spark_start']:.0f} s start)")
-    return line, not bad and s["rows_in"] == s["rows_out"]
+    s["shrunk"] = shrink_failures(out / "spark" / "results", made, target, out / "traces", capabilities, limit=5)
+    return s
 
 
 @click.command("replay-trace")
 @click.argument("trace_file", type=click.Path(dir_okay=False))
 @click.option("--target", "target", default="reference", show_default=True)
 def replay_trace_command(trace_file: str, target: str) -> None:
-    """Replay a trace file against TARGET and show where it diverges."""
-    from conformance.targets import TargetError, make_target
-    from conformance.trace import TraceError, read_trace, replay
+    """Replay a trace file against TARGET and show where it diverges (exit 1 if it does)."""
+    from conformance.engine import run_steps
+    from conformance.targets import TargetError, capabilities_of, make_target
+    from conformance.trace import TraceError, read_trace
 
     try:
         trace = read_trace(trace_file)
@@ -164,23 +242,26 @@ def replay_trace_command(trace_file: str, target: str) -> None:
         raise click.ClickException(str(e)) from None
     try:
         t = make_target(target)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
+        capabilities = capabilities_of(t.hello())
+    except (ValueError, TargetError) as e:
+        raise click.ClickException(f"target {target}: {e}") from None
     try:
-        diverged = replay(trace, t)
-    except TargetError as e:
-        raise click.ClickException(f"target {target} failed: {e}") from None
+        verdict = run_steps(trace, t, stop_at_first=False, capabilities=capabilities)
     finally:
         t.close()
     n = len(trace["steps"])
-    if not diverged:
-        click.echo(f"{trace_file}: {n} step(s) replayed on {target} ({trace['profile']}): conforms")
+    bad = [s for s in verdict.steps if not s.ok]
+    for step in bad:
+        for line in step.lines():
+            click.echo(line)
+    if verdict.status == "pass":
+        click.echo(f"{trace_file}: {n} step(s) replayed on {target} ({trace['profile']}): PASS")
         return
-    for d in diverged:
-        click.echo(f"step {d['index']} {json.dumps(d['command'])}")
-        for line in d["diff"]:
-            click.echo(f"    {line}")
-    click.echo(f"{trace_file}: {len(diverged)} of {n} step(s) diverge on {target}")
+    first = verdict.first
+    assert first is not None
+    where = "set-up" if first.index < 0 else f"step {first.index}"
+    click.echo(f"{trace_file}: {verdict.status.upper()} at {where} on {target} "
+               f"({len([s for s in bad if s.index >= 0])} of {n} step(s) differ)")
     sys.exit(1)
 
 

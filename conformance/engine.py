@@ -1,0 +1,227 @@
+"""The one trace engine: apply commands to a target and judge each outcome against the expected one.
+
+Used by the suite's lockstep session, `kfc replay-trace`, the corpus replay (single process, pool
+or Spark) and the generator (which records the reference's outcomes: no target).  One verdict model:
+
+    pass          every step's outcome agrees
+    diverged      a step's outcome differs (the first such step; `Verdict.first`)
+    target-error  the target failed: raised on reset / apply, or answered something that is not an
+                  outcome (the model's schema); the step where it failed
+
+Expected outcomes come from the trace (recorded) or, in lockstep, from a reference cluster applied
+to the same command.  The reference is never guarded: an exception from it is a bug in the
+reference and propagates, it never becomes an outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .compare import Diff, differences
+from .model import Command, Status, jsonable, outcome_problem
+
+
+class Applies(Protocol):
+    """What the engine needs of a target (conformance.targets.Target has more)."""
+
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]: ...
+
+    def reset(self, profile: str | None = None) -> None: ...
+
+
+class Reference(Protocol):
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One step: the command, the expected outcome, what the target answered and how it differs."""
+
+    index: int  # -1: the trace's initial set-up
+    command: Command
+    expected: dict[str, Any]
+    actual: dict[str, Any] | None = None
+    diffs: tuple[Diff, ...] = ()
+    failure: str | None = None  # the target failed here (text of the error)
+
+    @property
+    def ok(self) -> bool:
+        return not self.diffs and self.failure is None
+
+    @property
+    def op(self) -> str:
+        return str(self.command.get("op")) if isinstance(self.command, dict) else "?"
+
+    @property
+    def rule(self) -> str | None:
+        """The rule id the diverging expected outcome carries (its per-feature result's, if that is where)."""
+        rule = self.expected.get("rule")
+        if rule:
+            return str(rule)
+        for d in self.diffs:
+            if d.field.startswith("results["):
+                name = d.field[len("results["):].split("]", 1)[0]
+                r = (self.expected.get("results") or {}).get(name) or {}
+                if r.get("rule"):
+                    return str(r["rule"])
+        return None
+
+    def record(self) -> dict[str, Any]:
+        """The step as a trace stores it."""
+        out: dict[str, Any] = {"command": self.command, "expected": jsonable(self.expected)}
+        if self.failure is not None:
+            out["actual"] = {"error": "TARGET_ERROR", "error_code": None, "message": self.failure, "rule": None}
+            out["diff"] = [f"target error: {self.failure}"]
+        elif self.diffs:
+            out["actual"] = jsonable(self.actual)
+            out["diff"] = [str(d) for d in self.diffs]
+        return out
+
+    def lines(self) -> list[str]:
+        """The divergence itself, for a terminal: op, rule, command, then one line per field."""
+        where = "set-up" if self.index < 0 else f"step {self.index}"
+        head = f"{where} {self.op}" + (f"  rule {self.rule}" if self.rule else "")
+        out = [head, f"    command: {json.dumps(self.command, sort_keys=True)}"]
+        if self.failure is not None:
+            return [*out, f"    target error: {self.failure}"]
+        return out + [f"    {d}" for d in self.diffs]
+
+    def describe(self) -> str:
+        """One line: where and how it diverged."""
+        if self.failure is not None:
+            where = "set-up" if self.index < 0 else f"step {self.index} ({self.op})"
+            return f"{where}: target error: {self.failure}"
+        return f"step {self.index} ({self.op}): " + "; ".join(str(d) for d in self.diffs)
+
+
+@dataclass
+class Verdict:
+    status: Status
+    steps: list[StepResult] = field(default_factory=list)
+    first: StepResult | None = None  # the first step that diverged or failed
+
+    @property
+    def steps_run(self) -> int:
+        return sum(1 for s in self.steps if s.index >= 0)
+
+
+class Lockstep:
+    """Apply commands to a target step by step and judge each outcome.
+
+    `reference`: where expected outcomes come from when a step does not bring its own (lockstep);
+    `target` None: record only (the generator), every step passes."""
+
+    def __init__(self, target: Applies | None, *, reference: Reference | None = None,
+                 capabilities: frozenset[str] | None = None, messages: bool = True):
+        self.target, self.reference = target, reference
+        self.capabilities, self.messages = capabilities, messages
+        self.steps: list[StepResult] = []
+
+    def start(self, profile: str | None, initial: Iterable[Command] = ()) -> StepResult | None:
+        """Reset the target and apply the set-up commands (not compared); a failure is returned."""
+        try:
+            if self.target is not None:
+                self.target.reset(profile)
+            for cmd in initial:
+                if self.reference is not None:
+                    self.reference.apply(cmd)
+                if self.target is not None:
+                    self.target.apply(cmd)
+        except Exception as e:  # noqa: BLE001 - whatever the target raised, it failed here
+            failed = StepResult(-1, {"op": "reset/initial"}, {}, failure=_failure_text(e))
+            self.steps.append(failed)
+            return failed
+        return None
+
+    def step(self, command: Command, expected: dict[str, Any] | None = None) -> StepResult:
+        if expected is None:
+            if self.reference is None:
+                raise ValueError("a step needs an expected outcome or a reference")
+            expected = self.reference.apply(command)
+        index = sum(1 for s in self.steps if s.index >= 0)
+        if self.target is None:
+            result = StepResult(index, command, expected)
+        else:
+            result = self._judge(index, command, expected)
+        self.steps.append(result)
+        return result
+
+    def _judge(self, index: int, command: Command, expected: dict[str, Any]) -> StepResult:
+        assert self.target is not None
+        try:
+            actual = self.target.apply(command)
+        except Exception as e:  # noqa: BLE001 - a crashing target is a verdict on this step
+            return StepResult(index, command, expected, failure=_failure_text(e))
+        problem = outcome_problem(actual, "malformed outcome")
+        if problem is not None:
+            return StepResult(index, command, expected, actual if isinstance(actual, dict) else None,
+                              failure=problem)
+        diffs = differences(expected, actual, messages=self.messages, capabilities=self.capabilities)
+        return StepResult(index, command, expected, actual, tuple(diffs))
+
+    def verdict(self) -> Verdict:
+        first = next((s for s in self.steps if not s.ok), None)
+        status: Status = "pass" if first is None else ("target-error" if first.failure is not None else "diverged")
+        return Verdict(status, list(self.steps), first)
+
+
+def run_steps(trace: dict[str, Any], target: Applies | None, *, stop_at_first: bool = True,
+              capabilities: frozenset[str] | None = None, reference: Reference | None = None,
+              messages: bool = True) -> Verdict:
+    """Replay a trace (reset to its profile, its initial set-up, its steps) and judge it.
+
+    Expected outcomes are the trace's own unless `reference` is given (then recomputed in lockstep,
+    e.g. to shrink a counterexample).  A target error always ends the run; a divergence ends it when
+    `stop_at_first` (later steps start from a state that already differs)."""
+    engine = Lockstep(target, reference=reference, capabilities=capabilities, messages=messages)
+    if engine.start(trace.get("profile"), trace.get("initial", ())) is not None:
+        return engine.verdict()
+    steps: Sequence[dict[str, Any]] = trace["steps"]
+    for step in steps:
+        result = engine.step(step["command"], None if reference is not None else step["expected"])
+        if result.failure is not None or (result.diffs and stop_at_first):
+            break
+    return engine.verdict()
+
+
+def shrink(trace: dict[str, Any], target: Applies, *, capabilities: frozenset[str] | None = None,
+           max_attempts: int = 200) -> dict[str, Any] | None:
+    """A smaller trace that still fails on `target`, with expected outcomes recomputed by the
+    reference in lockstep; None if the trace does not fail.  Cut after the first failing step, then
+    drop earlier steps one at a time while the last step still fails (bounded by `max_attempts`)."""
+    from reference_impl import Cluster
+
+    def run(steps: list[dict[str, Any]]) -> Verdict:
+        return run_steps({**trace, "steps": steps}, target, capabilities=capabilities,
+                         reference=Cluster(trace["profile"]))
+
+    verdict = run(list(trace["steps"]))
+    if verdict.first is None or verdict.first.index < 0:
+        return None
+    steps = list(trace["steps"][: verdict.first.index + 1])
+    attempts, i = 0, len(steps) - 2
+    while i >= 0 and attempts < max_attempts:
+        candidate = steps[:i] + steps[i + 1:]
+        attempts += 1
+        tried = run(candidate)
+        if tried.first is not None and tried.first.index == len(candidate) - 1:
+            steps, verdict = candidate, tried
+        i -= 1
+    final = [s.record() for s in verdict.steps if s.index >= 0]
+    rules = sorted({r for r in (verdict.first.rule if verdict.first else None,) if r})
+    out = {k: v for k, v in trace.items() if k not in ("steps", "rules")}
+    out.update(steps=final, source=f"shrunk from {trace.get('id')} ({len(trace['steps'])} -> {len(final)} steps)")
+    if rules:
+        out["rules"] = rules
+    return out
+
+
+def _failure_text(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+__all__ = ["Applies", "Lockstep", "StepResult", "Verdict", "run_steps"]

@@ -1,0 +1,426 @@
+"""The command grammar: op kinds, value pools and command builders, behind a small chooser.
+
+Two drivers use it: the corpus generator (`RandomChooser` over `random.Random`: byte-stable
+corpora) and the stateful model (`DrawChooser` over Hypothesis draws: shrinking).  Builders read
+the cluster's current state from the reference cluster the driver keeps in lockstep, and return a
+command; the driver applies it.  Options are listed most interesting first: Hypothesis shrinks
+towards the first one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar
+
+from reference_impl import Cluster, Profile, load_profile, profile_names
+
+T = TypeVar("T")
+
+MV, KRAFT = "metadata.version", "kraft.version"
+UPGRADE_TYPES = ("UPGRADE", "SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE", "UNKNOWN")
+PAYLOADS = ("scram_credential", "delegation_token", "directory_assignment", "elr_partition_state",
+            "cordoned_log_dir")
+BROKER_IDS = (1, 2, 3)
+FIRST_CONTROLLER = 3000
+BAD_RELEASES = ("9.9-IV9", "2.9-IV2", "3.6-IVI", "3.2-IV0", "3.3", "nonsense")
+UNKNOWN_FEATURE = "unknown.feature.version"
+
+# Op kinds: base weight for the generator and the error names each tends to reach (its coverage guidance).
+KINDS: dict[str, tuple[float, tuple[str, ...]]] = {
+    "register_broker": (14, ("UNSUPPORTED_VERSION", "INVALID_REGISTRATION", "INCONSISTENT_CLUSTER_ID",
+                             "DUPLICATE_BROKER_REGISTRATION")),
+    "register_controller": (5, ("UNSUPPORTED_VERSION", "UNKNOWN_SERVER_ERROR")),
+    "unregister": (4, ("BROKER_ID_NOT_REGISTERED",)),
+    "update_features": (18, ("INVALID_UPDATE_VERSION", "UNSUPPORTED_VERSION", "NOT_CONTROLLER")),
+    "downgrade_metadata_version": (4, ("INVALID_UPDATE_VERSION",)),
+    "kip1155_downgrade": (6, ("INVALID_UPDATE_VERSION",)),
+    "features_tool": (7, ("TOOL_ERROR", "INVALID_UPDATE_VERSION")),
+    "add_metadata": (5, ("UNSUPPORTED_VERSION",)),
+    "api_versions": (5, ("UNSUPPORTED_VERSION", "NETWORK_EXCEPTION")),
+    "describe": (4, ("UNSUPPORTED_VERSION", "NETWORK_EXCEPTION")),
+    "snapshot": (3, ("INVALID_UPDATE_VERSION", "INVALID_COMMAND")),
+    "load_snapshot": (2, ()),
+    "load_coordinator": (4, ("UNKNOWN_SERVER_ERROR",)),
+    "version_mapping": (2, ("TOOL_ERROR",)),
+    "feature_dependencies": (2, ("TOOL_ERROR",)),
+    "reformat": (2, ("TOOL_ERROR",)),
+    "restore_state": (1, ("INVALID_COMMAND",)),
+    "state": (1, ()),
+}
+
+
+class Chooser(Protocol):
+    """Where the grammar's choices come from."""
+
+    def pick(self, options: Sequence[T], label: str) -> T: ...
+
+    def chance(self, p: float, label: str) -> bool: ...
+
+    def integer(self, lo: int, hi: int, label: str) -> int: ...
+
+    def sample(self, options: Sequence[T], k: int, label: str) -> list[T]: ...
+
+    def weighted(self, options: Sequence[T], weights: Sequence[float], label: str) -> T: ...
+
+
+class RandomChooser:
+    """`random.Random` draws: the same seed gives the same commands (the generator)."""
+
+    def __init__(self, rng: Any):
+        self.rng = rng
+
+    def pick(self, options: Sequence[T], label: str) -> T:
+        return options[self.rng.randrange(len(options))]
+
+    def chance(self, p: float, label: str) -> bool:
+        return bool(self.rng.random() < p)
+
+    def integer(self, lo: int, hi: int, label: str) -> int:
+        return int(self.rng.randint(lo, hi))
+
+    def sample(self, options: Sequence[T], k: int, label: str) -> list[T]:
+        return list(self.rng.sample(list(options), k))
+
+    def weighted(self, options: Sequence[T], weights: Sequence[float], label: str) -> T:
+        return self.rng.choices(list(options), weights)[0]  # type: ignore[no-any-return]
+
+
+class DrawChooser:
+    """Hypothesis draws (the stateful model): every choice shrinks towards the first option / False."""
+
+    def __init__(self, data: Any):
+        from hypothesis import strategies as st
+
+        self.data, self.st = data, st
+
+    def pick(self, options: Sequence[T], label: str) -> T:
+        return self.data.draw(self.st.sampled_from(list(options)), label=label)  # type: ignore[no-any-return]
+
+    def chance(self, p: float, label: str) -> bool:
+        if p <= 0 or p >= 1:
+            return p >= 1
+        return bool(self.data.draw(self.st.integers(0, 999), label=label) >= 1000 - round(p * 1000))
+
+    def integer(self, lo: int, hi: int, label: str) -> int:
+        return int(self.data.draw(self.st.integers(lo, hi), label=label))
+
+    def sample(self, options: Sequence[T], k: int, label: str) -> list[T]:
+        return list(self.data.draw(self.st.lists(self.st.sampled_from(list(options)), min_size=k, max_size=k,
+                                                 unique=True), label=label))
+
+    def weighted(self, options: Sequence[T], weights: Sequence[float], label: str) -> T:
+        """Buckets of a uniform draw, sized by weight: shrinks towards the first (most common) option."""
+        total = float(sum(weights))
+        point = self.data.draw(self.st.integers(0, 999), label=label) / 1000 * total
+        for option, w in zip(options, weights, strict=True):
+            if point < w:
+                return option
+            point -= w
+        return options[-1]
+
+
+class Grammar:
+    """The command builders of one profile."""
+
+    def __init__(self, profile: str):
+        self.profile: Profile = load_profile(profile)
+        self.names = list(profile_names())
+        self.kinds = [k for k in KINDS if k != "kip1155_downgrade" or self.profile.behaviour["kip1155"]]
+
+    # -- value pools ----------------------------------------------------------------------------
+    def bootstrap_levels(self, production: bool = True) -> list[int]:
+        p = self.profile
+        return [v for v in p.mv_levels if v >= p.mv_minimum_bootstrap and (p.versions[v].production or not production)]
+
+    def software(self, ch: Chooser) -> str:
+        """A node's software: mostly the cluster's release or a neighbour (rolling upgrade/downgrade)."""
+        home = self.names.index(self.profile.name)
+        kind = ch.weighted(("same", "neighbour", "any"), (0.4, 0.45, 0.15), "software")
+        if kind == "same":
+            return self.profile.name
+        if kind == "neighbour":
+            i = home + ch.pick((-1, 1, -2, 2, -1, 1), "step")
+            return self.names[min(max(i, 0), len(self.names) - 1)]
+        return ch.pick(self.names, "software name")
+
+    def level_near(self, ch: Chooser, cluster: Cluster, name: str) -> int:
+        """A level for `name` around its finalized level (most interesting first)."""
+        p, cur = self.profile, cluster.finalized_view().get(name, 0)
+        if name == MV:
+            cands = [cur - 1, p.mv_minimum, 15, cur + 1, cur, p.mv_latest_production, cur - 2, cur + 2, 0,
+                     p.mv_latest_testing + 1]
+        else:
+            feat = p.features.get(name)
+            top = feat.latest_testing if feat else 1
+            cands = [cur + 1, cur - 1, top, 0, cur, top + 1, -1]
+        return int(ch.pick(list(dict.fromkeys(cands)), f"{name} level"))
+
+    def probe_nodes(self, cluster: Cluster) -> list[int]:
+        """Nodes to ask: registered brokers, controllers, a node that is not there, brokers that left."""
+        img = cluster.image
+        return [*sorted(img.brokers), *cluster.controllers, 99,
+                *sorted(n for n in cluster.nodes if n not in img.brokers)]
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def format(self, ch: Chooser, *, valid: bool = False) -> dict[str, Any]:
+        p = self.profile
+        prod = self.bootstrap_levels()
+        n_ctl = ch.pick((1, 2, 3, 1), "controllers")
+        controllers: list[dict[str, Any]] = [{"id": FIRST_CONTROLLER + i} for i in range(n_ctl)]
+        if n_ctl > 1 and ch.chance(0.2, "mixed controller software"):
+            controllers[-1]["software"] = self.software(ch)
+        cmd: dict[str, Any] = {"op": "format", "controllers": controllers}
+        if valid:
+            cmd["release_version"] = p.mv_name(ch.pick(prod[::-1][:4], "release"))
+            return cmd
+        how = ch.weighted(("release", "features", "unstable", "bad release"), (0.62, 0.22, 0.10, 0.06), "format")
+        if how == "release":
+            rel = p.versions[ch.pick(prod[::-1], "release")]
+            cmd["release_version"] = rel.release if ch.chance(0.1, "short name") else rel.name
+        elif how == "unstable":
+            unstable = [v for v in self.bootstrap_levels(False) if not p.versions[v].production]
+            cmd["release_version"] = p.mv_name(ch.pick(unstable or prod, "unstable release"))
+            if ch.chance(0.7, "unstable flag"):
+                cmd["unstable"] = True
+        elif how == "bad release":
+            too_old = [p.mv_name(v) for v in p.mv_levels if v < p.mv_minimum_bootstrap]
+            cmd["release_version"] = ch.pick([*BAD_RELEASES, *too_old], "bad release")
+        else:
+            if ch.chance(0.85, "with release"):
+                cmd["release_version"] = p.mv_name(ch.pick(prod[::-1], "release"))
+            feats = [*p.production_features, "nope.version", MV]
+            flags = []
+            for _ in range(ch.pick((1, 2, 1), "flags")):
+                f = ch.pick(feats, "feature")
+                if f == MV:
+                    flags.append(f"{MV}={ch.pick(prod, 'level')}")
+                    continue
+                feat = p.features.get(f)
+                top = feat.latest_testing if feat else 1
+                lv: Any = ch.pick((1, 0, top, top + 1, "x"), "level") if ch.chance(0.9, "well-formed") else ""
+                flags.append(f"{f}={lv}")
+            cmd["features"] = flags
+            if ch.chance(0.1, "unstable flag"):
+                cmd["unstable"] = True
+        if p.behaviour["format_style"] not in ("3.7", "3.8") or ch.chance(0.05, "quorum flags anyway"):
+            quorum = ch.weighted(("static", "standalone", "initial_controllers", "no_initial_controllers", "both"),
+                                 (0.70, 0.15, 0.07, 0.05, 0.03), "quorum")
+            if quorum in ("standalone", "both"):
+                cmd["standalone"] = True
+            if quorum in ("no_initial_controllers", "both"):
+                cmd["no_initial_controllers"] = True
+            if quorum == "initial_controllers":
+                cmd["initial_controllers"] = True
+            if ch.chance(0.08, "static voters flag"):
+                cmd["static_voters"] = ch.chance(0.5, "static voters")
+        return cmd
+
+    def restore_state(self, ch: Chooser) -> dict[str, Any]:
+        p = self.profile
+        mv = ch.pick(self.bootstrap_levels(), "metadata.version") if ch.chance(0.9, "known level") else 999
+        cmd: dict[str, Any] = {"op": "restore_state", "metadata_version": mv, "epoch": ch.integer(0, 11, "epoch")}
+        if mv != 999:
+            cmd["finalized"] = {k: v for k, v in p.default_levels(mv).items() if v and k != KRAFT}
+        if ch.chance(0.2, "kraft.version 1"):
+            cmd["kraft_version"] = 1
+        if ch.chance(0.3, "two controllers"):
+            cmd["controllers"] = [{"id": FIRST_CONTROLLER}, {"id": FIRST_CONTROLLER + 1}]
+        return cmd
+
+    # -- registration ---------------------------------------------------------------------------
+    def register_broker(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        node = ch.pick(BROKER_IDS, "broker") if ch.chance(0.95, "known broker id") else 4
+        cmd: dict[str, Any] = {"op": "register", "role": "broker", "node": node}
+        if ch.chance(0.08, "explicit ranges"):  # a third-party node: ranges instead of a release
+            base = load_profile(self.software(ch)).supported("broker")
+            ranges = {k: list(v) for k, v in base.items() if k != KRAFT}
+            if ch.chance(0.3, "omits metadata.version"):
+                ranges.pop(MV, None)
+            cmd["ranges"] = ranges
+        else:
+            cmd["software"] = self.software(ch)
+            if ch.chance(0.05, "unstable"):
+                cmd["unstable"] = True
+        if ch.chance(0.2, "request version"):
+            cmd["version"] = ch.pick((3, 2, 0, 1, 4, 5), "BrokerRegistration version")
+        existing = cluster.image.brokers.get(node)
+        how = ch.weighted(("plain", "other cluster", "session alive", "same incarnation"), (0.85, 0.03, 0.07, 0.05),
+                          "registration")
+        if how == "other cluster":
+            cmd["cluster_id"] = "another-cluster-id"
+        elif existing and how == "session alive":
+            cmd["previous_session_alive"] = True
+        elif existing and how == "same incarnation":
+            cmd["incarnation"] = existing["incarnation"]  # the same process registering again
+        return cmd
+
+    def register_controller(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        ids = list(cluster.voters) + ([FIRST_CONTROLLER + 7] if ch.chance(0.1, "not a voter") else [])
+        return {"op": "register", "role": "controller", "node": ch.pick(ids, "controller"),
+                "software": self.software(ch)}
+
+    def start_up_registrations(self, cluster: Cluster) -> list[dict[str, Any]]:
+        """Real controllers register themselves at start-up (KIP-919)."""
+        return [{"op": "register", "role": "controller", "node": n, "software": self.profile.name}
+                for n in cluster.voters]
+
+    def unregister(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        registered = sorted(cluster.image.brokers)
+        if registered and ch.chance(0.75, "a registered broker"):
+            return {"op": "unregister", "node": ch.pick(registered, "broker")}
+        return {"op": "unregister", "node": ch.pick((*BROKER_IDS, 9), "broker")}
+
+    # -- updates --------------------------------------------------------------------------------
+    def update_features(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        p = self.profile
+        names = [MV, *p.production_features, UNKNOWN_FEATURE]
+        if "test.feature.version" in p.features and ch.chance(0.1, "test feature"):
+            names.append("test.feature.version")
+        chosen = ch.sample(names, min(len(names), ch.pick((1, 2, 3, 1, 2), "how many")), "features")
+        vmax = p.behaviour["update_features_max_version"]
+        version = ch.pick((vmax, 1, 0, vmax), "UpdateFeatures version") if ch.chance(0.95, "supported") else vmax + 1
+        updates = []
+        for name in chosen:
+            u: dict[str, Any] = {"feature": name, "level": self.level_near(ch, cluster, name)}
+            if ch.chance(0.85, "with type"):
+                u["upgrade_type"] = ch.pick(("UPGRADE", "SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE", "UPGRADE",
+                                             "SAFE_DOWNGRADE", "UNKNOWN"), "type")
+            updates.append(u)
+        cmd: dict[str, Any] = {"op": "update_features", "version": min(version, 2) if version <= vmax else version,
+                               "updates": updates}
+        if ch.chance(0.2, "validate only"):
+            cmd["validate_only"] = True
+        if len(cluster.controllers) > 1 and ch.chance(0.05, "to a standby controller"):
+            cmd["node"] = ch.pick([n for n in cluster.controllers if n != cluster.active_id], "controller")
+        return cmd
+
+    def downgrade_metadata_version(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        """One step down, across a metadata change, or below the minimum."""
+        p = self.profile
+        cur = cluster.finalized_view().get(MV, 0)
+        below = [v for v in reversed(p.mv_levels) if v < cur]
+        target = ch.pick([*below, p.mv_minimum - 1] if below else [cur, p.mv_minimum - 1], "down to")
+        unsafe = ch.chance(0.5, "unsafe")
+        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                "validate_only": ch.chance(0.2, "validate only"),
+                "updates": [{"feature": MV, "level": target,
+                             "upgrade_type": "UNSAFE_DOWNGRADE" if unsafe else "SAFE_DOWNGRADE"}]}
+
+    def kip1155_downgrade(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        cur = cluster.finalized_view().get(MV, 0)
+        target = ch.pick(sorted({14, 15, 17, 21, 23, 27, max(cur - 1, 7), max(cur - 3, 7)}), "down to")
+        utype = "UNSAFE_DOWNGRADE" if ch.chance(0.4, "unsafe") else "SAFE_DOWNGRADE"
+        cmd: dict[str, Any] = {"op": "update_features", "version": 2,
+                               "updates": [{"feature": MV, "level": target, "upgrade_type": utype}]}
+        if ch.chance(0.15, "validate only"):
+            cmd["validate_only"] = True
+        return cmd
+
+    def features_tool(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        p = self.profile
+        action = ch.pick(("upgrade", "downgrade", "disable", "describe", "upgrade"), "action")
+        cmd: dict[str, Any] = {"op": "features_tool", "action": action}
+        if ch.chance(0.3, "dry run"):
+            cmd["dry_run"] = True
+        if action == "downgrade" and ch.chance(0.4, "unsafe"):
+            cmd["unsafe"] = True
+        if action == "disable":
+            cmd["features"] = [ch.pick([*p.production_features, MV, "nope.version"], "feature")]
+        elif action != "describe":
+            by_release = p.behaviour["features_tool_style"] in ("4.0", "4.2")
+            how = ch.weighted(("features", "release", "metadata", "odd flags"),
+                              (0.5, 0.3 if by_release else 0.0, 0.15, 0.05), "how")
+            if how == "release":
+                levels = self.bootstrap_levels()
+                cmd["release_version"] = (p.mv_name(ch.pick(levels[::-1], "release"))
+                                          if ch.chance(0.9, "known release") else "9.9-IV9")
+                if ch.chance(0.05, "and a metadata.version flag"):
+                    cmd["features"] = [f"{MV}={ch.pick(levels, 'level')}"]
+            elif how == "metadata":
+                cmd["metadata"] = (p.mv_name(ch.pick(self.bootstrap_levels()[::-1], "release"))
+                                   if ch.chance(0.85, "known release") else "1.0")
+            elif how == "odd flags":
+                cmd["features"] = ch.pick(([], ["group.version"], ["a=1", "a=2"]), "odd flags")
+            else:
+                names = [MV, *p.production_features]
+                picked = ch.sample(names, min(len(names), ch.pick((1, 2, 1), "how many")), "features")
+                cmd["features"] = [f"{n}={self.level_near(ch, cluster, n)}" for n in picked]
+        elif ch.chance(0.3, "to a node"):
+            cmd["node"] = ch.pick([*sorted(cluster.image.brokers), cluster.active_id, 99], "node")
+        return cmd
+
+    # -- data, snapshots --------------------------------------------------------------------------
+    def add_metadata(self, ch: Chooser) -> dict[str, Any]:
+        return {"op": "add_metadata", "kind": ch.pick(PAYLOADS, "kind") if ch.chance(0.97, "known kind")
+                else "not_a_kind"}
+
+    def snapshot(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        cmd: dict[str, Any] = {"op": "snapshot"}
+        if ch.chance(0.4, "at another metadata.version"):
+            mv = cluster.finalized_view().get(MV, 0)
+            cmd["metadata_version"] = ch.pick(sorted({mv, mv - 1, 15, 21, 23, 27, 999}), "metadata.version")
+            if ch.chance(0.5, "allow loss"):
+                cmd["allow_loss"] = True
+        return cmd
+
+    def load_snapshot(self, ch: Chooser, snapshots: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return {"op": "load_snapshot", "snapshot": ch.pick(snapshots, "snapshot")}
+
+    def load_coordinator(self, ch: Chooser, cluster: Cluster) -> tuple[dict[str, Any], str, list[Any]]:
+        """A load of records a (possibly newer) release wrote: (command, writer release, raw records)."""
+        from reference_impl.coordinator import NewerWriter, sample_records
+
+        coordinator = ch.pick(("group", "transaction"), "coordinator")
+        writer = self.software(ch)
+        seed = ch.integer(0, (1 << 16) - 1, "records seed")
+        raw = NewerWriter(writer, seed).write(coordinator, sample_records(coordinator, seed),
+                                              unknown_tags=seed % 3, future_keys=seed % 2)
+        if seed % 5 == 0 and raw[0][1] is not None:
+            # A value version newer than any release knows (KIP-915: older loaders must cope).
+            raw[0] = (raw[0][0], (9).to_bytes(2, "big") + raw[0][1][2:])
+        cmd: dict[str, Any] = {"op": "load_coordinator", "coordinator": coordinator,
+                               "records": [{"key": k.hex(), "value": None if v is None else v.hex()} for k, v in raw]}
+        if cluster.image.brokers and ch.chance(0.3, "on a broker"):
+            cmd["node"] = ch.pick(sorted(cluster.image.brokers), "broker")
+        return cmd, writer, raw
+
+    # -- probes and tools -------------------------------------------------------------------------
+    def api_versions(self, ch: Chooser, cluster: Cluster, op: str = "api_versions") -> dict[str, Any]:
+        cmd: dict[str, Any] = {"op": op, "node": ch.pick(self.probe_nodes(cluster), "node")}
+        if op == "api_versions" or ch.chance(0.5, "request version"):
+            cmd["version"] = ch.pick((3, 4, 0, 1, 2, 3, 4, 5), "ApiVersions version")
+        return cmd
+
+    def describe(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        return self.api_versions(ch, cluster, "describe")
+
+    def version_mapping(self, ch: Chooser) -> dict[str, Any]:
+        names = [self.profile.mv_name(v) for v in self.bootstrap_levels(False)]
+        cmd: dict[str, Any] = {"op": "version_mapping", "release_version": ch.pick(names, "release")
+                               if ch.chance(0.8, "known release") else ch.pick(("9.9-IV9", "3.6", "2.9-IV2", "3.6-IVI"),
+                                                                               "bad release")}
+        if ch.chance(0.15, "unstable"):
+            cmd["unstable"] = True
+        return cmd
+
+    def feature_dependencies(self, ch: Chooser) -> dict[str, Any]:
+        names = [MV, *self.profile.production_features, "nope.version"]
+        items = []
+        for _ in range(ch.pick((1, 2, 1), "how many")):
+            n = ch.pick(names, "feature")
+            items.append(f"{n}={ch.integer(0, 31, 'level')}" if ch.chance(0.95, "with level") else n)
+        return {"op": "feature_dependencies", "features": items}
+
+
+__all__ = [
+    "BROKER_IDS",
+    "KINDS",
+    "KRAFT",
+    "MV",
+    "PAYLOADS",
+    "UPGRADE_TYPES",
+    "Chooser",
+    "DrawChooser",
+    "Grammar",
+    "RandomChooser",
+]

@@ -1,0 +1,134 @@
+"""The one outcome model: what a command, an outcome, a hello and a trace look like, checked by
+compiled JSON Schemas (fixtures/schema), and which outcome fields a comparison reads.
+
+The schemas are the single definition of shape; the trace schema refers to the protocol schema's
+`outcome` and `command` (`$ref` across files, inlined here before compiling).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal, TypedDict
+
+import fastjsonschema
+
+Command = dict[str, Any]  # {"op": …, op-specific fields}; per-op schema: fixtures/schema/command.schema.json
+
+
+class Outcome(TypedDict, total=False):
+    """Every outcome has error, error_code and message; the other fields depend on the op."""
+
+    op: str | None
+    error: str
+    error_code: int | None
+    message: str | None
+    rule: str | None
+
+
+class Hello(TypedDict):
+    name: str
+    profile: str | None
+    capabilities: list[str]
+    protocol_version: int
+
+
+# How a comparison reads an outcome field (conformance.compare): "exact" fields are compared when
+# both sides report them; "required" ones must be reported whenever the expected outcome has them.
+@dataclass(frozen=True)
+class Field:
+    name: str
+    required: bool = False
+
+
+COMPARED_FIELDS: tuple[Field, ...] = (
+    Field("levels", True), Field("metadata_version"), Field("finalized", True), Field("supported", True),
+    Field("epoch", True), Field("lines", True), Field("exit_code"), Field("dependencies"), Field("state"),
+    Field("skipped_unknown_keys"), Field("ignored_tagged_fields"), Field("sent_features"), Field("lost"),
+)
+OUTCOME_KEYS = ("error", "error_code", "message")  # required in every outcome
+STATUSES = ("pass", "diverged", "target-error", "input-error")
+Status = Literal["pass", "diverged", "target-error", "input-error"]
+
+
+class ModelError(ValueError):
+    """Data that does not fit the model; the message names where and what."""
+
+
+# -- schemas ---------------------------------------------------------------------------------------
+
+def _schema_file(name: str) -> dict[str, Any]:
+    return json.loads((resources.files("fixtures") / "schema" / name).read_text())  # type: ignore[no-any-return]
+
+
+def _inline(node: Any, here: dict[str, Any], cache: dict[str, dict[str, Any]]) -> Any:
+    """Replace every `$ref` (local, or `file.json#/$defs/x` into another schema file) by a copy of
+    its target (our schemas are not recursive), so any validator can compile the result alone."""
+    if isinstance(node, list):
+        return [_inline(v, here, cache) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if not isinstance(ref, str):
+        return {k: _inline(v, here, cache) for k, v in node.items()}
+    file, _, pointer = ref.partition("#")
+    doc = cache.setdefault(file, _schema_file(file)) if file else here
+    target: Any = doc
+    for part in filter(None, pointer.split("/")):
+        target = target[part]
+    resolved = _inline(target, doc, cache)
+    siblings = {k: _inline(v, here, cache) for k, v in node.items() if k != "$ref"}
+    return {"allOf": [resolved], **siblings} if siblings else resolved
+
+
+@functools.cache
+def schema(name: str) -> dict[str, Any]:
+    """A schema of fixtures/schema with its cross-file references inlined (jsonschema can use it too)."""
+    doc = _schema_file(name)
+    return _inline(doc, doc, {name: doc})  # type: ignore[no-any-return]
+
+
+@functools.cache
+def _compiled(name: str, pointer: str = "") -> Callable[[Any], Any]:
+    target: Any = schema(name)
+    for part in filter(None, pointer.split("/")):
+        target = target[part]
+    return fastjsonschema.compile(target)
+
+
+def _problem(validate: Callable[[Any], Any], value: Any, where: str) -> str | None:
+    try:
+        validate(value)
+    except fastjsonschema.JsonSchemaValueException as e:
+        name = e.name or "data"
+        path = name.removeprefix("data").lstrip(".") or "(top)"
+        return f"{where}: at {path}: {e.message.removeprefix(name).strip()}"
+    return None
+
+
+def outcome_problem(outcome: Any, where: str = "outcome") -> str | None:
+    """Why `outcome` is not an outcome (None when it is one)."""
+    return _problem(_compiled("target-protocol.schema.json", "/$defs/outcome"), outcome, where)
+
+
+def hello_problem(hello: Any, where: str = "hello") -> str | None:
+    body = {"id": 0, "type": "hello", **hello} if isinstance(hello, dict) else hello
+    return _problem(_compiled("target-protocol.schema.json", "/$defs/hello_response"), body, where)
+
+
+def trace_problems(trace: Any, where: str = "trace") -> list[str]:
+    """Why `trace` is not a kfc trace v1 (empty when it is one)."""
+    problem = _problem(_compiled("trace.schema.json"), trace, where)
+    return [problem] if problem else []
+
+
+def jsonable(value: Any) -> Any:
+    """The JSON form of an outcome (tuples become lists, keys strings), as a trace stores it."""
+    return json.loads(json.dumps(value, default=str))
+
+
+__all__ = ["COMPARED_FIELDS", "OUTCOME_KEYS", "STATUSES", "Command", "Field", "Hello", "ModelError", "Outcome",
+           "Status", "hello_problem", "jsonable", "outcome_problem", "schema", "trace_problems"]
