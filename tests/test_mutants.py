@@ -1,7 +1,10 @@
-"""Seeded mutants (conformance/mutants.py): each breaks its documented rule on its witness, and only there."""
+"""Seeded mutants (conformance/mutants/, declared in fixtures/mutants/catalogue.json): each breaks its
+documented rule on its witness, and only there; the catalogue is checked when it is read, and mutants
+reach the reference only through reference_impl.lowlevel."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -11,14 +14,19 @@ from click.testing import CliRunner
 from conformance.compare import compare
 from conformance.mutants import (
     MUTANTS,
+    _build,
+    _catalogue,
     mutant_rows,
     neutral_scenario,
+    parse_spec,
     witness,
 )
 from conformance.targets import make_target, plugin_manager
 from conformance.targets.mutant import MutantTarget
 from conformance.targets.reference import ReferenceTarget
 from kfc.commands.check import mutants_cli
+from reference_impl import Cluster, lowlevel
+from reference_impl.coordinator import decode
 from reference_impl.rules import RULES
 
 NAMES = sorted(MUTANTS)
@@ -116,3 +124,135 @@ def test_cli_lists_every_mutant():
     assert set(rows[0]) == {"name", "rule", "kip", "profile", "description"}
     res = CliRunner().invoke(mutants_cli, [])
     assert res.exit_code == 0 and all(n in res.output for n in MUTANTS)
+
+
+def test_parse_spec_defaults_to_the_mutants_profile():
+    m, profile = parse_spec("downgrade-floor-off-by-one")
+    assert (m.name, profile) == ("downgrade-floor-off-by-one", "kip-1155")
+    assert parse_spec("downgrade-floor-off-by-one@kafka-4.2")[1] == "kafka-4.2"
+
+
+# ---------------------------------------------------------------------------------------- the catalogue
+
+def _doc_with(name: str, **changes: Any) -> dict[str, Any]:
+    """The catalogue with one mutant's entry changed (a value of None removes the key)."""
+    doc = copy.deepcopy(_catalogue.read())
+    entry = next(e for e in doc["mutants"] if e["name"] == name)
+    for k, v in changes.items():
+        if v is None:
+            entry.pop(k)
+        else:
+            entry[k] = v
+    return doc
+
+
+def test_catalogue_is_the_registry():
+    doc = _catalogue.read()
+    assert [e["name"] for e in doc["mutants"]] == list(MUTANTS)
+    assert [e["name"] for e in _catalogue.entries(doc)] == list(MUTANTS)
+    for e in doc["mutants"]:  # plain data: what the seam is and how it changes, never code
+        assert ("edit" in e) != ("variant" in e), e["name"]
+        assert MUTANTS[e["name"]].seam == e["seam"]
+
+
+@pytest.mark.parametrize(("changes", "error"), [
+    ({"rule": "KIP584-UPD-99"}, "rule 'KIP584-UPD-99' is not in reference_impl.rules.RULES"),
+    ({"profile": "kafka-9.9"}, "unknown profile 'kafka-9.9'"),
+    ({"seam": "no_such_function"}, "is not Cluster or in reference_impl.lowlevel.REPLACEABLE"),
+    ({"seam": "UpdateContext.no_such_method"}, "UpdateContext defines no attribute 'no_such_method'"),
+    ({"variant": "no-records-at-level-0"}, "exactly one of 'edit' and 'variant'"),
+    ({"edit": None}, "exactly one of 'edit' and 'variant'"),
+    ({"edit": {"old": "x"}}, "edit must be"),
+    ({"witness": None}, "missing ['witness']"),
+    ({"wittness": []}, "unknown ['wittness']"),
+    ({"witness": []}, "empty witness"),
+])
+def test_catalogue_errors_name_the_mutant(changes, error):
+    doc = _doc_with("negative-level-off-by-one", **changes)
+    with pytest.raises(_catalogue.CatalogueError) as e:
+        _catalogue.entries(doc)
+    assert "mutant 'negative-level-off-by-one'" in str(e.value) and error in str(e.value)
+
+
+def test_catalogue_rejects_a_variant_on_another_seam_and_twins():
+    doc = _doc_with("disable-writes-nothing", seam="UpdateContext.check_support")
+    with pytest.raises(_catalogue.CatalogueError, match="'disable-writes-nothing'.*replaces UpdateContext.check, not"):
+        _catalogue.entries(doc)
+    doc = _doc_with("disable-writes-nothing", variant="no-such-variant")
+    with pytest.raises(_catalogue.CatalogueError, match="unknown variant 'no-such-variant'"):
+        _catalogue.entries(doc)
+    doc = copy.deepcopy(_catalogue.read())
+    doc["mutants"].append(doc["mutants"][0])
+    with pytest.raises(_catalogue.CatalogueError, match=f"'{doc['mutants'][0]['name']}': declared twice"):
+        _catalogue.entries(doc)
+
+
+def test_coordinator_recipes_expand_to_record_bytes():
+    assert _catalogue._record_bytes({"header": 4242, "body": "000178"}) == "1092000178"
+    assert _catalogue._record_bytes("7a7a") == "7a7a" and _catalogue._record_bytes(None) is None
+    fields = {"offset": 5, "leaderEpoch": 1, "metadata": "m", "commitTimestamp": 9}
+    hx = _catalogue._record_bytes({"header": 5, "schema": "OffsetCommitValue", "version": 4, "fields": fields})
+    raw = bytes.fromhex(hx)
+    assert raw[:2] == b"\x00\x05"  # the version the loader sees, not the one the body is written at
+    assert {k: v for k, v in decode("OffsetCommitValue", 4, raw[2:]).items() if k in fields} == fields
+    load = witness("value-version-read-as-highest")[0]
+    assert load["records"][0]["value"] == hx
+
+
+def test_neutral_scenario_follows_the_profile():
+    assert neutral_scenario("kafka-3.9")[0] == {"op": "format", "release_version": "3.8-IV0"}
+    assert neutral_scenario("kip-1155")[0] == {"op": "format", "standalone": True, "release_version": "4.0-IV3"}
+    s = neutral_scenario("kafka-4.2")
+    s.clear()
+    assert neutral_scenario("kafka-4.2"), "callers get a copy"
+
+
+# ------------------------------------------------------------------------------------ the machinery
+
+def test_an_edit_that_no_longer_applies_fails_loudly():
+    with pytest.raises(RuntimeError, match="no longer applies to update_features: 'no such line' occurs 0 times"):
+        _build.cluster_class("stale", "update_features", ("no such line", "x"), None)
+    with pytest.raises(RuntimeError, match=r"occurs ([2-9]|\d\d+) times"):  # ambiguous: it must pin one place
+        _build.cluster_class("ambiguous", "UpdateContext.check", ("raise self.fail(name, level, ", "x"), None)
+
+
+def test_lowlevel_replacements_reach_the_callers_only_in_the_subclass():
+    calls: list[int] = []
+    original = lowlevel.kip1155_downgrade
+
+    def spy(ctx, level, utype):
+        calls.append(level)
+        return original(ctx, level, utype)
+
+    cls = lowlevel.cluster_class("Spy", kip1155_downgrade=spy)
+    assert issubclass(cls, Cluster) and cls.__name__ == "Spy"
+    downgrade = [{"op": "format", "release_version": "4.0-IV1"},
+                 {"op": "update_features", "updates": [{"feature": "metadata.version", "level": 22,
+                                                        "upgrade_type": "UNSAFE_DOWNGRADE"}]}]
+    spied, ref = cls("kip-1155"), Cluster("kip-1155")
+    assert [spied.apply(c) for c in downgrade] == [ref.apply(c) for c in downgrade]
+    assert calls == [22]
+    fresh = Cluster("kip-1155")
+    for c in downgrade:
+        fresh.apply(c)
+    assert calls == [22], "the reference still calls the original"
+    assert lowlevel.kip1155_downgrade is original
+    with pytest.raises(TypeError, match="cannot replace dependency_reason"):
+        lowlevel.cluster_class("Nope", dependency_reason=spy)
+
+
+def test_lowlevel_replacement_reaches_modules_that_import_it():
+    """Reader lives in the codec; the loader imports it: load_coordinator must use the replacement."""
+    seen: list[str] = []
+
+    class TracingReader(lowlevel.Reader):
+        __slots__ = ()
+
+        def struct(self, schema, version):
+            seen.append(schema)
+            return super().struct(schema, version)
+
+    load = witness("value-version-read-as-highest")[0]
+    out = lowlevel.cluster_class("Tracing", Reader=TracingReader)("kafka-4.2").apply(load)
+    assert out["op"] == "load_coordinator" and seen == ["OffsetCommitKey"]
+    assert Cluster("kafka-4.2").apply(load) == out and seen == ["OffsetCommitKey"]

@@ -67,7 +67,7 @@ def error_name(code: int) -> str:
 
 
 def error_code(name: str) -> int:
-    from reference_impl._errors import ERROR_CODES
+    from reference_impl import ERROR_CODES
 
     if name in ERROR_CODES:
         return ERROR_CODES[name]
