@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS] = []
     if str(config.getoption("--hypothesis-profile", None) or "").startswith("kfc-"):
         # Before Hypothesis's own pytest_configure loads the profile by name.
-        from .suite import hypothesis_profiles  # noqa: F401 - registers the kfc-* profiles
+        from . import hypothesis_profiles  # noqa: F401 - registers the kfc-* profiles
     if any("conformance.suite" in a or "conformance/suite" in a for a in config.args):
         config.pluginmanager.register(_Results(config), "kfc-results")  # only runs of the suite report
 

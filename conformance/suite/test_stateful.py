@@ -34,10 +34,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from conformance import hypothesis_profiles
 from conformance.grammar import KRAFT, MV, DrawChooser, Grammar
 from conformance.plugin import report_dir
 from conformance.session import Coverage, Session
-from conformance.suite import hypothesis_profiles
 from conformance.suite._hypothesis_seam import without_local_constants
 from conformance.suite._support import fail_with_trace, load_traces
 from reference_impl import load_profile, profile_names
