@@ -104,6 +104,8 @@ class FeatureMachine(RuleBasedStateMachine):
             assert out["epoch"] >= self.obs["epoch"], f"invariant 3: epoch went from {self.obs['epoch']} to {out['epoch']}"
         mv = fin.get(MV, 0)
         assert mv >= self.profile.mv_minimum, f"invariant 5: metadata.version {mv} < minimum {self.profile.mv_minimum}"
+        if self.obs is not None and mv < self.obs["finalized"].get(MV, 0):
+            self.mv_lowered = True  # by any path (UpdateFeatures or kafka-features downgrade)
         if self.kip1155_floor:
             assert mv >= 15, f"invariant 5: metadata.version {mv} below 3.7-IV0 after a KIP-1155 downgrade"
         self.obs = out
