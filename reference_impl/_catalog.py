@@ -110,9 +110,6 @@ class Profile:
         """Default supported ranges of a node of this software (controller or broker)."""
         return self.supported_ranges[(role, unstable)]
 
-    def b(self, key: str) -> Any:
-        return self.behaviour[key]
-
     def min_mv_for_features(self) -> int:
         """The metadata.version every feature level >= 1 needs (validateVersion)."""
         return self.mv_minimum_bootstrap

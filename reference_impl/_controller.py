@@ -65,7 +65,7 @@ class UpdateContext:
         # Every dependency check sees the whole batch (proposed = current + all requested).
         self.proposed: dict[str, int] = dict(img.finalized)
         self.proposed[MV] = img.metadata_version
-        if self.p.b("kraft_version_update") == "raft":
+        if self.p.behaviour["kraft_version_update"] == "raft":
             self.proposed[KRAFT] = img.kraft_version
         self.proposed.update(levels)
         self.elr_config = False
@@ -74,7 +74,7 @@ class UpdateContext:
         img = self.c.image
         if name == MV:
             return img.metadata_version
-        if name == KRAFT and self.p.b("kraft_version_update") == "raft":
+        if name == KRAFT and self.p.behaviour["kraft_version_update"] == "raft":
             return img.kraft_version
         return img.finalized.get(name, 0)
 
@@ -97,11 +97,11 @@ class UpdateContext:
             raise self.fail(name, level, "Can't downgrade to a newer version.", "KIP584-UPD-06")
         if name == MV:
             return self.check_metadata_version(level, current, utype)
-        if name == KRAFT and self.p.b("kraft_version_update") == "raft":
+        if name == KRAFT and self.p.behaviour["kraft_version_update"] == "raft":
             return self.check_kraft_raft(level, current, utype)
         self.check_feature_level(name, level)
         rec: dict[str, Any] = {"type": "FeatureLevelRecord", "name": name, "level": level}
-        if name == KRAFT and self.p.b("kraft_version_update") == "ignored":
+        if name == KRAFT and self.p.behaviour["kraft_version_update"] == "ignored":
             rec["ignored_on_replay"] = True  # 4.0 writes it, and replay skips it (KAFKA-18979)
         return [rec]
 
@@ -155,7 +155,7 @@ class UpdateContext:
     def check_feature_level(self, name: str, level: int) -> None:
         """4.x: Feature.featureFromName, fromFeatureLevel(n, true), validateVersion. 3.x checks none."""
         p = self.p
-        if not p.b("update_checks_dependencies"):
+        if not p.behaviour["update_checks_dependencies"]:
             return
         feat = p.features.get(name)
         if feat is None:
@@ -168,7 +168,7 @@ class UpdateContext:
 
     def check_metadata_version(self, level: int, current: int, utype: int) -> list[dict[str, Any]]:
         p = self.p
-        three = p.b("mv_messages") == "3x"
+        three = p.behaviour["mv_messages"] == "3x"
         if p.mv(level) is None:
             if three:
                 raise self.fail_mv(level, "Unknown metadata.version.", "KIP778-MV-01")
@@ -178,7 +178,7 @@ class UpdateContext:
             raise self.fail_mv(level, f"Unable to set a metadata.version less than {p.mv_name(p.mv_minimum_bootstrap)}",
                                "KIP778-MV-02")
         if level < current:
-            if p.b("kip1155"):
+            if p.behaviour["kip1155"]:
                 return []  # KIP-1155 downgrades are validated as a whole by the caller
             if p.metadata_changed(level, current):
                 unsafe = utype == 3
@@ -191,7 +191,7 @@ class UpdateContext:
         return FeatureRejected(f"Invalid metadata.version {level}. {text}", rule)
 
     def fail_mv_downgrade(self, level: int, current: int, text: str, rule: str) -> FeatureRejected:
-        if self.p.b("mv_downgrade_message") == "unsupported":
+        if self.p.behaviour["mv_downgrade_message"] == "unsupported":
             return FeatureRejected(f"Unsupported metadata.version downgrade from {current} to {level}. {text}", rule)
         return self.fail_mv(level, text, rule)
 
@@ -213,7 +213,7 @@ def dependency_reason(p: Profile, name: str, level: int, proposed: dict[str, int
 
 
 def order_features(p: Profile, names: list[str]) -> list[str]:
-    if p.b("update_error_order") == "sorted":
+    if p.behaviour["update_error_order"] == "sorted":
         return sorted(names)
     return java_hashmap_order(names)
 
@@ -221,9 +221,9 @@ def order_features(p: Profile, names: list[str]) -> list[str]:
 def kip1155_downgrade(ctx: UpdateContext, level: int, utype: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """KIP-1155 checks for a metadata.version downgrade; returns (cleanup records, lost data)."""
     c, p = ctx.c, ctx.p
-    capable = p.b("kip1155_downgrade_capable_level")
+    capable = p.behaviour["kip1155_downgrade_capable_level"]
     cap_name = p.mv_name(capable)
-    floor = p.b("kip1155_minimum_downgrade_level")
+    floor = p.behaviour["kip1155_minimum_downgrade_level"]
     if level < floor:
         raise ctx.fail(MV, level, f"Unable to downgrade metadata.version below {p.mv_name(floor)}.", "KIP1155-DG-02")
     who: list[tuple[str, Ranges]] = [(f"Local controller {c.active_id}", c.controllers[c.active_id].ranges())]
@@ -255,15 +255,15 @@ def kip1155_downgrade(ctx: UpdateContext, level: int, utype: int) -> tuple[list[
 
 def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
     p = c.active_profile
-    version = cmd.get("version", p.b("update_features_max_version"))
+    version = cmd.get("version", p.behaviour["update_features_max_version"])
     out: dict[str, Any] = {"op": "update_features", "version": version}
     node = cmd.get("node")
     if node is not None and node in c.controllers and node != c.active_id:
         return c.err(out, "NOT_CONTROLLER", "This is not the correct controller for this cluster.", "KIP584-UPD-12")
-    if not isinstance(version, int) or not 0 <= version <= p.b("update_features_max_version"):
+    if not isinstance(version, int) or not 0 <= version <= p.behaviour["update_features_max_version"]:
         return c.err(out, "UNSUPPORTED_VERSION",
                      f"UpdateFeatures version {version} is not supported by {p.name} "
-                     f"(0-{p.b('update_features_max_version')})", "KIP584-UPD-11")
+                     f"(0-{p.behaviour['update_features_max_version']})", "KIP584-UPD-11")
     levels: dict[str, int] = {}
     types: dict[str, int] = {}
     for u in cmd.get("updates", []):
@@ -286,7 +286,7 @@ def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
     for name in order_features(p, list(levels)):
         try:
             recs = ctx.check(name, levels[name])
-            if name == MV and p.b("kip1155") and levels[name] < ctx.current(MV):
+            if name == MV and p.behaviour["kip1155"] and levels[name] < ctx.current(MV):
                 cleanup, out["lost"] = kip1155_downgrade(ctx, levels[name], types[name])
                 recs = [{"type": "FeatureLevelRecord", "name": MV, "level": levels[name]}]
             emitted[name] = recs
@@ -294,21 +294,21 @@ def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
         except FeatureRejected as e:
             per_feature[name] = (e.error, e.message, e.rule)
             first_error = first_error or e
-            if p.b("update_atomic"):
+            if p.behaviour["update_atomic"]:
                 break
-    if first_error is not None and p.b("update_atomic"):
+    if first_error is not None and p.behaviour["update_atomic"]:
         out["records"] = []
         return c.err(out, first_error.error, FAIL_ALL_PREFIX + first_error.message, first_error.rule)
     # 3.x writes the features that passed even when another failed (controller-notes §1.4).
-    records = cleanup + [r for n, recs in emitted.items() if not (n == MV and p.b("kip1155")) for r in recs]
-    if p.b("kip1155"):
+    records = cleanup + [r for n, recs in emitted.items() if not (n == MV and p.behaviour["kip1155"]) for r in recs]
+    if p.behaviour["kip1155"]:
         records += emitted.get(MV, [])  # KIP-1155: the metadata.version record goes last
-    if records and p.b("elr_config_records") and levels.get(ELR, 0) > 0:
+    if records and p.behaviour["elr_config_records"] and levels.get(ELR, 0) > 0:
         # 4.x ConfigurationControlManager prepends the cluster-level min.insync.replicas record.
         records.insert(0, {"type": "ConfigRecord", "resource": "cluster", "name": "min.insync.replicas"})
     out["records"] = c.append([] if validate_only else records)
     if version <= 1:
-        if p.b("update_success_message") == "null":  # 3.x: every feature, by name, null on success
+        if p.behaviour["update_success_message"] == "null":  # 3.x: every feature, by name, null on success
             out["results"] = {n: {"error": r[0], "message": r[1], **({"rule": r[2]} if r[2] else {})}
                               for n, r in sorted(per_feature.items())}
         else:  # 4.x: success only, request order, message "NONE"
@@ -323,7 +323,7 @@ def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
 def sent_ranges(node: Node, version: int) -> Ranges:
     """What the node's software puts in a BrokerRegistration request of this version."""
     ranges = node.ranges()
-    omit = node.profile.b("min0_ranges_below_v4") == "omit" or node.explicit_ranges is not None
+    omit = node.profile.behaviour["min0_ranges_below_v4"] == "omit" or node.explicit_ranges is not None
     if version < 4 and omit:
         ranges = {k: v for k, v in ranges.items() if v[0] != 0}
     return ranges
@@ -333,12 +333,12 @@ def register_broker(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str, An
     """ClusterControlManager.registerBroker, in its release's check order (controller-notes §4)."""
     p = c.active_profile
     out: dict[str, Any] = {"op": "register", "role": "broker", "node": node.id}
-    vmax = min(p.b("broker_registration_max_version"), node.profile.b("broker_registration_max_version"))
+    vmax = min(p.behaviour["broker_registration_max_version"], node.profile.behaviour["broker_registration_max_version"])
     version = cmd.get("version", vmax)
     out["version"] = version
-    if not isinstance(version, int) or not 0 <= version <= p.b("broker_registration_max_version"):
+    if not isinstance(version, int) or not 0 <= version <= p.behaviour["broker_registration_max_version"]:
         return c.err(out, "UNSUPPORTED_VERSION", f"BrokerRegistration version {version} is not supported by "
-                     f"{p.name} (0-{p.b('broker_registration_max_version')})", "KIP584-REG-06")
+                     f"{p.name} (0-{p.behaviour['broker_registration_max_version']})", "KIP584-REG-06")
     cluster_id = cmd.get("cluster_id", c.cluster_id)
     if cluster_id != c.cluster_id:
         return c.err(out, "INCONSISTENT_CLUSTER_ID",
@@ -347,13 +347,13 @@ def register_broker(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str, An
     existing = c.image.brokers.get(node.id)
     if existing and cmd.get("previous_session_alive") and existing["incarnation"] != incarnation:
         text = "Another broker is registered with that broker id."
-        if p.b("duplicate_registration_hint"):
+        if p.behaviour["duplicate_registration_hint"]:
             text += (" If the broker was recently restarted this should self-resolve once the heartbeat manager "
                      "expires the broker's session.")
         return c.err(out, "DUPLICATE_BROKER_REGISTRATION", text, "KIP584-REG-04")
     sent = sent_ranges(node, version)
     out["sent_features"] = {k: list(v) for k, v in sorted(sent.items())}
-    style = p.b("registration_feature_check")
+    style = p.behaviour["registration_feature_check"]
     finalized = dict(c.image.finalized)
     finalized[MV] = c.image.metadata_version
     if style in ("3.9", "4x"):
@@ -368,7 +368,7 @@ def register_broker(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str, An
         if not lo <= level <= hi:
             return c.err(out, "UNSUPPORTED_VERSION", unable_to_register(style, name, level, lo, hi), "KIP584-REG-01")
     if MV not in sent:
-        if p.b("registration_requires_metadata_version"):
+        if p.behaviour["registration_requires_metadata_version"]:
             return c.err(out, "INVALID_REGISTRATION", "Request features do not contain 'metadata.version'",
                          "KIP1022-REG-02")
         if finalized[MV] != 1:  # 3.x assumes the broker supports MINIMUM_KRAFT_VERSION only

@@ -19,7 +19,7 @@ def _mv_from_string(p: Any, s: str) -> int:
     """--metadata / --release-version parsing and each release's error text."""
     from ._tools import parse_release_version
 
-    style = p.b("features_tool_style")
+    style = p.behaviour["features_tool_style"]
     try:
         mv = parse_release_version(p, s, style == "4.2", "KIP1022-TOOL-03")
         if mv.level > 0:
@@ -53,7 +53,7 @@ def features_tool(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
         out.update(lines=d.get("lines", []), exit_code=0 if d["error"] == "NONE" else 1)
         return c.ok(out) if d["error"] == "NONE" else c.err(out, d["error"], d["message"], d["rule"])
     p = c.tool_profile(cmd)
-    style = p.b("features_tool_style")
+    style = p.behaviour["features_tool_style"]
     rv, flags, metadata = cmd.get("release_version"), cmd.get("features") or [], cmd.get("metadata")
     if isinstance(flags, str):
         flags = [flags]
@@ -97,7 +97,7 @@ def features_tool(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
                             "provided maxVersionLevel:0 is < 1.", "KIP1022-TOOL-03")
     utype = "UPGRADE" if action == "upgrade" else ("UNSAFE_DOWNGRADE" if cmd.get("unsafe") else "SAFE_DOWNGRADE")
     dry = bool(cmd.get("dry_run", False))
-    version = c.active_profile.b("update_features_max_version")  # the admin client's newest shared version
+    version = c.active_profile.behaviour["update_features_max_version"]  # the admin client's newest shared version
     request = {"op": "update_features", "version": version, "validate_only": dry,
                "updates": [{"feature": n, "level": lv, "upgrade_type": utype} for n, lv in updates.items()]}
     out["request"] = request

@@ -15,7 +15,7 @@ _IV = re.compile(r"^(\d+\.\d+)-IV(\d+)$")
 
 def _version_key(p: Profile, s: str) -> str:
     parts = s.split(".")
-    n = 3 if s.startswith("0.") and p.b("mv_parse_style") in ("3.7", "3x") else 2
+    n = 3 if s.startswith("0.") and p.behaviour["mv_parse_style"] in ("3.7", "3x") else 2
     return ".".join(parts[:n])
 
 
@@ -26,7 +26,7 @@ def _mv_list(p: Profile, top: int) -> str:
 def parse_release_version(p: Profile, s: str, unstable: bool, rule: str) -> MetadataVersion:
     """MetadataVersion.fromVersionString.  A pre-KRaft IBP (3.x only) comes back with level -1."""
     key = _version_key(p, s)
-    style = p.b("mv_parse_style")
+    style = p.behaviour["mv_parse_style"]
     hit = _lookup(p, key)
     if style == "4.2":
         if hit is None or (not hit.production and not unstable):
@@ -60,7 +60,7 @@ def mv_from_feature_level(p: Profile, level: int, rule: str) -> MetadataVersion:
     hit = p.mv(level)
     if hit is not None:
         return hit
-    style = p.b("mv_parse_style")
+    style = p.behaviour["mv_parse_style"]
     if level == -1 and p.pre_kraft:
         return MetadataVersion(-1, p.pre_kraft[0], p.pre_kraft[0], True, True)  # 3.x returns IBP_0_8_0
     if style == "3.7":
@@ -124,7 +124,7 @@ def _quorum(cmd: dict[str, Any]) -> tuple[list[str], bool]:
 
 def format_levels(p: Profile, cmd: dict[str, Any]) -> tuple[MetadataVersion, dict[str, int], bool]:
     """Formatter: metadata.version, every feature level and whether the quorum is dynamic."""
-    style = p.b("format_style")
+    style = p.behaviour["format_style"]
     unstable = bool(cmd.get("unstable", False))
     flags = cmd.get("features") or []
     qflags, static_voters = _quorum(cmd)
@@ -145,7 +145,7 @@ def format_levels(p: Profile, cmd: dict[str, Any]) -> tuple[MetadataVersion, dic
     if style == "3.7" or style == "3.8":
         return _format_3x(p, style, mv_rv, requested, unstable)
     dynamic_flag = any(f in qflags for f in ("standalone", "initial_controllers"))
-    if p.b("kraft_format_rule") == "voters" and static_voters and dynamic_flag:
+    if p.behaviour["kraft_format_rule"] == "voters" and static_voters and dynamic_flag:
         raise ToolError("You cannot specify controller.quorum.voters and format the node with "
                         "--initial-controllers or --standalone. If you want to use dynamic quorum, please remove "
                         "controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.",
@@ -212,7 +212,7 @@ def _format_3x(p: Profile, style: str, mv_rv: MetadataVersion | None, requested:
 
 
 def _dynamic(p: Profile, qflags: list[str], static_voters: bool) -> bool:
-    rule = p.b("kraft_format_rule")
+    rule = p.behaviour["kraft_format_rule"]
     if rule == "voters":
         return not static_voters
     if rule == "flags-3.9":
@@ -224,7 +224,7 @@ def _kraft_level(p: Profile, given: int | None, dynamic: bool) -> int:
     """Formatter.effectiveKRaftFeatureLevel; runs before the level itself is validated."""
     if given is None:
         return 1 if dynamic else 0
-    rule = p.b("kraft_format_rule")
+    rule = p.behaviour["kraft_format_rule"]
     if given == 0 and dynamic:
         if rule == "voters":
             raise ToolError("Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags "
@@ -274,7 +274,7 @@ def version_mapping(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
         try:
             found = parse_release_version(p, shown, True, "KIP1022-MAP-02")
         except ToolError:
-            if p.b("mv_parse_style") == "4.2":
+            if p.behaviour["mv_parse_style"] == "4.2":
                 raise
         if found is None or found.level < p.mv_minimum:
             lo = p.mv_name(p.mv_minimum_bootstrap)
@@ -284,7 +284,7 @@ def version_mapping(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
     levels = p.default_levels(mv.level)
     lines = [f"metadata.version={mv.level} ({shown})"] + [f"{n}={lv}" for n, lv in levels.items()]
     out = {"metadata_version": mv.level, "levels": levels, "lines": lines}
-    if not p.b("tools_have_mapping_commands"):
+    if not p.behaviour["tools_have_mapping_commands"]:
         out["note"] = f"{p.release} has no version-mapping command; computed from its catalogue (defaultValue)"
     return out
 
@@ -296,7 +296,7 @@ def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
         raise ToolError("argument --feature/-f is required", "KIP1022-DEP-02")
     lines: list[str] = []
     deps_out: dict[str, dict[str, int]] = {}
-    trims = p.b("mv_parse_style") == "4.2"  # 4.2 splits with a limit and trims; 4.0/4.1 do neither
+    trims = p.behaviour["mv_parse_style"] == "4.2"  # 4.2 splits with a limit and trims; 4.0/4.1 do neither
     for item in items:
         if item.count("=") != 1 and not (trims and "=" in item):
             # 4.0/4.1 die with scala.MatchError here; the 4.2 text is the clear equivalent.
@@ -336,6 +336,6 @@ def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
             suffix = f" ({p.mv_name(dl)})" if dep == MV else ""
             lines.append(f"    {dep}={dl}{suffix}")
     out: dict[str, Any] = {"dependencies": deps_out, "lines": lines}
-    if not p.b("tools_have_mapping_commands"):
+    if not p.behaviour["tools_have_mapping_commands"]:
         out["note"] = f"{p.release} has no feature-dependencies command; computed from its catalogue"
     return out

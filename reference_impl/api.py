@@ -228,7 +228,7 @@ class Cluster:
         out = ctl.update_features(self, cmd)
         out["epoch"] = self.epoch
         out["epoch_before"] = before
-        if self.active_profile.b("kip1155") and self.image.metadata_version < mv_before:
+        if self.active_profile.behaviour["kip1155"] and self.image.metadata_version < mv_before:
             # KIP-1155: replaying the downgrade record triggers a snapshot at the new version; what
             # that version cannot express is already gone (an unsafe downgrade removed it), so the
             # writer is told loss is allowed, as Kafka's image writer is after a downgrade.
@@ -252,7 +252,7 @@ class Cluster:
             return self.err(out, "NETWORK_EXCEPTION", f"Node {node_id} is not running in this cluster",
                             "KIP584-API-04")
         p = node.profile
-        vmax = p.b("api_versions_max_version")
+        vmax = p.behaviour["api_versions_max_version"]
         version = cmd.get("version", vmax)
         out["version"] = version
         if not isinstance(version, int) or not 0 <= version <= vmax:
@@ -262,7 +262,7 @@ class Cluster:
             out.update(supported=None, finalized=None, epoch=None)  # features are v3+ tagged fields
             return self.ok(out)
         ranges = node.ranges()
-        if version < 4 and (p.b("min0_ranges_below_v4") == "omit" or node.explicit_ranges is not None):
+        if version < 4 and (p.behaviour["min0_ranges_below_v4"] == "omit" or node.explicit_ranges is not None):
             ranges = {k: v for k, v in ranges.items() if v[0] != 0}
         out["supported"] = {k: list(v) for k, v in sorted(ranges.items())}
         out["finalized"] = self.finalized_view(self.active_profile)

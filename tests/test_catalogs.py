@@ -276,16 +276,16 @@ def test_verified_flag(name: str) -> None:
 
 def test_kip1155_has_production_downgrade_capable_level_31() -> None:
     p = load_profile("kip-1155")
-    assert p.b("kip1155") is True
-    assert p.b("kip1155_downgrade_capable_level") == 31
+    assert p.behaviour["kip1155"] is True
+    assert p.behaviour["kip1155_downgrade_capable_level"] == 31
     v31 = p.mv(31)
     assert v31 is not None and v31.production
     assert p.mv_latest_production == 31
     # KIP-1155 rule 2: never below 3.7-IV0
-    assert p.mv_name(p.b("kip1155_minimum_downgrade_level")) == "3.7-IV0"
+    assert p.mv_name(p.behaviour["kip1155_minimum_downgrade_level"]) == "3.7-IV0"
     for other in ALL_PROFILES:
         if other != "kip-1155":
-            assert load_profile(other).b("kip1155") is False
+            assert load_profile(other).behaviour["kip1155"] is False
             assert load_profile(other).mv(31) is None
 
 

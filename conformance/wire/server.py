@@ -260,15 +260,15 @@ class BrokerServer:
         n = c.node(node)
         p = n.profile if n is not None else c.active_profile
         ctrl = c.active_profile
-        uf = p.b("update_features_max_version")
-        keys = {API_VERSIONS: (0, p.b("api_versions_max_version")), DESCRIBE_CLUSTER: (0, DESCRIBE_CLUSTER_MAX),
+        uf = p.behaviour["update_features_max_version"]
+        keys = {API_VERSIONS: (0, p.behaviour["api_versions_max_version"]), DESCRIBE_CLUSTER: (0, DESCRIBE_CLUSTER_MAX),
                 UNREGISTER_BROKER: (0, 0)}
         if self._is_controller(node):
-            keys.update({UPDATE_FEATURES: (0, uf), BROKER_REGISTRATION: (0, p.b("broker_registration_max_version")),
+            keys.update({UPDATE_FEATURES: (0, uf), BROKER_REGISTRATION: (0, p.behaviour["broker_registration_max_version"]),
                          CONTROLLER_REGISTRATION: (0, 0)})
         else:
             # Forwarded APIs: a KRaft broker advertises what it and the controller both speak.
-            keys.update({METADATA: (0, METADATA_MAX), UPDATE_FEATURES: (0, min(uf, ctrl.b("update_features_max_version")))})
+            keys.update({METADATA: (0, METADATA_MAX), UPDATE_FEATURES: (0, min(uf, ctrl.behaviour["update_features_max_version"]))})
         return dict(sorted(keys.items()))
 
     def _advertised(self, node: int, api_key: int, version: int) -> bool:

@@ -449,7 +449,7 @@ class KafkaTarget(Target):
                          inc: uuid.UUID, ranges: dict[str, Any], node_profile: Any) -> dict[str, Any]:
         lo, hi = self.keys_of(addr).get(codec.BROKER_REGISTRATION, (0, -1))
         top = min(hi, KIO_MAX[codec.BROKER_REGISTRATION])
-        version = cmd.get("version", min(top, node_profile.b("broker_registration_max_version")))
+        version = cmd.get("version", min(top, node_profile.behaviour["broker_registration_max_version"]))
         out["version"] = version
         if not isinstance(version, int) or not lo <= version <= top:
             return _err(out, "UNSUPPORTED_VERSION")
