@@ -57,24 +57,24 @@ class UpdateContext:
     """One UpdateFeatures request being validated against a fixed view of the cluster."""
 
     def __init__(self, cluster: Cluster, levels: dict[str, int], types: dict[str, int]):
-        self.c = cluster
-        self.p: Profile = cluster.active_profile
+        self.cluster = cluster
+        self.profile: Profile = cluster.active_profile
         self.levels = levels
         self.types = types
         img = cluster.image
         # Every dependency check sees the whole batch (proposed = current + all requested).
         self.proposed: dict[str, int] = dict(img.finalized)
         self.proposed[MV] = img.metadata_version
-        if self.p.behaviour["kraft_version_update"] == "raft":
+        if self.profile.behaviour["kraft_version_update"] == "raft":
             self.proposed[KRAFT] = img.kraft_version
         self.proposed.update(levels)
         self.elr_config = False
 
     def current(self, name: str) -> int:
-        img = self.c.image
+        img = self.cluster.image
         if name == MV:
             return img.metadata_version
-        if name == KRAFT and self.p.behaviour["kraft_version_update"] == "raft":
+        if name == KRAFT and self.profile.behaviour["kraft_version_update"] == "raft":
             return img.kraft_version
         return img.finalized.get(name, 0)
 
@@ -97,11 +97,11 @@ class UpdateContext:
             raise self.fail(name, level, "Can't downgrade to a newer version.", "KIP584-UPD-06")
         if name == MV:
             return self.check_metadata_version(level, current, utype)
-        if name == KRAFT and self.p.behaviour["kraft_version_update"] == "raft":
+        if name == KRAFT and self.profile.behaviour["kraft_version_update"] == "raft":
             return self.check_kraft_raft(level, current, utype)
         self.check_feature_level(name, level)
         rec: dict[str, Any] = {"type": "FeatureLevelRecord", "name": name, "level": level}
-        if name == KRAFT and self.p.behaviour["kraft_version_update"] == "ignored":
+        if name == KRAFT and self.profile.behaviour["kraft_version_update"] == "ignored":
             rec["ignored_on_replay"] = True  # 4.0 writes it, and replay skips it (KAFKA-18979)
         return [rec]
 
@@ -112,8 +112,8 @@ class UpdateContext:
                 raise self.fail(KRAFT, level, "Can't downgrade the version of this feature.", "KIP1022-UPD-03")
             return []
         if level > current:
-            for vid in self.c.voters:
-                node = self.c.controllers.get(vid)
+            for vid in self.cluster.voters:
+                node = self.cluster.controllers.get(vid)
                 if node is None:
                     continue
                 lo, hi = node.ranges().get(KRAFT, (0, 0))
@@ -125,7 +125,7 @@ class UpdateContext:
 
     def check_support(self, name: str, level: int) -> None:
         """QuorumFeatures.reasonNotSupported over the local controller, brokers, controllers, voters."""
-        c = self.c
+        c = self.cluster
         bounds = c.support_bounds(name)
         if bounds is not None and bounds[0] <= level <= bounds[1]:
             return  # fast path: inside every node's range and every voter registered
@@ -154,7 +154,7 @@ class UpdateContext:
 
     def check_feature_level(self, name: str, level: int) -> None:
         """4.x: Feature.featureFromName, fromFeatureLevel(n, true), validateVersion. 3.x checks none."""
-        p = self.p
+        p = self.profile
         if not p.behaviour["update_checks_dependencies"]:
             return
         feat = p.features.get(name)
@@ -167,7 +167,7 @@ class UpdateContext:
             raise self.fail(name, level, reason, "KIP1022-UPD-01")
 
     def check_metadata_version(self, level: int, current: int, utype: int) -> list[dict[str, Any]]:
-        p = self.p
+        p = self.profile
         three = p.behaviour["mv_messages"] == "3x"
         if p.mv(level) is None:
             if three:
@@ -191,7 +191,7 @@ class UpdateContext:
         return FeatureRejected(f"Invalid metadata.version {level}. {text}", rule)
 
     def fail_mv_downgrade(self, level: int, current: int, text: str, rule: str) -> FeatureRejected:
-        if self.p.behaviour["mv_downgrade_message"] == "unsupported":
+        if self.profile.behaviour["mv_downgrade_message"] == "unsupported":
             return FeatureRejected(f"Unsupported metadata.version downgrade from {current} to {level}. {text}", rule)
         return self.fail_mv(level, text, rule)
 
@@ -220,7 +220,7 @@ def order_features(p: Profile, names: list[str]) -> list[str]:
 
 def kip1155_downgrade(ctx: UpdateContext, level: int, utype: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """KIP-1155 checks for a metadata.version downgrade; returns (cleanup records, lost data)."""
-    c, p = ctx.c, ctx.p
+    c, p = ctx.cluster, ctx.profile
     capable = p.behaviour["kip1155_downgrade_capable_level"]
     cap_name = p.mv_name(capable)
     floor = p.behaviour["kip1155_minimum_downgrade_level"]
