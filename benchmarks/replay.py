@@ -83,7 +83,8 @@ def run_pool(corpus: Path, procs: int = 2) -> tuple[float, Counter[str]]:
 
 
 def run_spark(corpus: Path, master: str) -> dict[str, Any]:
-    from spark_checks.job import SparkRun, replay
+    from spark_checks.replay_job import replay
+    from spark_checks.session import SparkRun
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kfc-bench-") as out, SparkRun(master, app_name="kfc bench") as run:
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             tmp = tempfile.TemporaryDirectory(prefix="kfc-bench-corpus-")
             corpus = Path(tmp.name) / f"corpus-{a.traces}.parquet"
         if a.spark_generate:
-            from spark_checks.job import generate_with_spark
+            from spark_checks.generate_job import generate_with_spark
 
             gen = generate_with_spark(a.traces, a.seed, corpus, "parquet", None, a.master)
             gen["how"] = f"Spark {a.master}"

@@ -1,2 +1,3 @@
-"""Fixture corpora and replay at scale: corpus I/O (corpus), the generator (generate), per-trace replay
-(replay_core); the Spark job builds on these."""
+"""Spark jobs only: the session and its preflight (session), job progress (progress), the corpus
+replay (replay_job) and the corpus generator split by seed ranges (generate_job), plus a throw-away
+standalone cluster for tests (cluster).  Everything Spark-free they build on lives in conformance."""

@@ -17,7 +17,8 @@ from conformance.corpus import corpus_files, read_traces, write_corpus
 from conformance.generate import generate_to
 from kfc.commands.generate import generate_command
 from kfc.commands.replay import replay_command
-from spark_checks import job
+from spark_checks import generate_job, replay_job
+from spark_checks.session import SparkRun
 
 N_TRACES = 500
 SEED = 11
@@ -40,8 +41,8 @@ CRASH_OP = "state"
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[job.SparkRun]:
-    run = job.SparkRun("local[2]", app_name="kfc tests")
+def spark() -> Iterator[SparkRun]:
+    run = SparkRun("local[2]", app_name="kfc tests")
     run.start()
     try:
         yield run
@@ -64,19 +65,19 @@ def _results(out: Path) -> list[dict[str, Any]]:
     return pq.read_table(out / "results").to_pylist()
 
 
-def test_generate_with_spark_is_byte_identical(spark: job.SparkRun, tmp_path: Path) -> None:
+def test_generate_with_spark_is_byte_identical(spark: SparkRun, tmp_path: Path) -> None:
     for suffix in ("parquet", "jsonl"):
         single, split = tmp_path / f"a.{suffix}", tmp_path / f"b.{suffix}"
         generate_to(single, 150, 5, row_group_size=64)
-        info = job.generate_with_spark(150, 5, split, row_group_size=64, spark=spark)
+        info = generate_job.generate_with_spark(150, 5, split, row_group_size=64, spark=spark)
         assert info["count"] == 150 and info["tasks"] >= 2
         assert filecmp.cmp(single, split, shallow=False), suffix
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # staging removed
 
 
-def test_replay_reference_no_divergence(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+def test_replay_reference_no_divergence(spark: SparkRun, corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    s = job.replay(corpus, "reference", out, spark=spark, progress=False)
+    s = replay_job.replay(corpus, "reference", out, spark=spark, progress=False)
     assert s["by_status"] == {"pass": N_TRACES, "diverged": 0, "target-error": 0, "input-error": 0}
     assert s["rows_in"] == s["rows_out"] == N_TRACES and s["complete"]
     assert s["partitions"] >= 2  # a small Parquet corpus still spreads over both cores
@@ -92,9 +93,9 @@ def test_replay_reference_no_divergence(spark: job.SparkRun, corpus: Path, tmp_p
     assert not (out / "allure-results").exists()
 
 
-def test_replay_mutant_lists_divergences(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+def test_replay_mutant_lists_divergences(spark: SparkRun, corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    s = job.replay(corpus, "mutant:broker-support-skips-fenced", out, spark=spark, k_allure=5, progress=False)
+    s = replay_job.replay(corpus, "mutant:broker-support-skips-fenced", out, spark=spark, k_allure=5, progress=False)
     diverged = s["by_status"]["diverged"]
     assert diverged > 0 and s["rows_out"] == N_TRACES
     ids = [d["trace_id"] for d in s["first_divergences"]]
@@ -109,14 +110,39 @@ def test_replay_mutant_lists_divergences(spark: job.SparkRun, corpus: Path, tmp_
     assert {"epic", "feature", "story", "suite"} <= labels and first["status"] == "failed"
     for att in first["attachments"]:
         assert (out / "allure-results" / att["source"]).is_file()
-    # A second run into the same directory replaces our files and keeps anyone else's.
+    from reference_impl.rules import RULES
+
+    for result in map(json.loads, (r.read_text() for r in results)):
+        by_name: dict[str, list[str]] = {}
+        for lab in result["labels"]:
+            by_name.setdefault(lab["name"], []).append(lab["value"])
+        stories = [rid for rid in by_name["story"] if rid in RULES]
+        assert stories, result["labels"]  # the mutant breaks a rule: its id is the story
+        assert {RULES[rid].kip for rid in stories} <= set(by_name["epic"])
+        assert {RULES[rid].area for rid in stories} <= set(by_name["feature"])
+        assert result["name"].startswith("replay g") and {"trace", "expected vs actual"} == {
+            a["name"] for a in result["attachments"]}
+    env = _properties(out / "allure-results" / "environment.properties")
+    assert env["target"] == "mutant:broker-support-skips-fenced" and env["master"] == "local[2]"
+    assert set(env["profiles"].split(", ")) == set(s["by_profile"]) and env["spark"].startswith("4.")
+    assert env["java"] and env["python"] and env["kafka-feature-conformance"]
+    # A second run into the same directory replaces our files and keeps anyone else's; its environment
+    # joins a suite's as replay.* keys.
     (out / "allure-results" / "suite-result.json").write_text("{}")
-    job.replay(corpus, "mutant:broker-support-skips-fenced", out, spark=spark, k_allure=2, progress=False)
+    (out / "allure-results" / "environment.properties").write_text("target=reference\nprofile=kafka-4.2\n")
+    replay_job.replay(corpus, "mutant:broker-support-skips-fenced", out, spark=spark, k_allure=2, progress=False)
     assert len(list((out / "allure-results").glob("kfc-replay-*-result.json"))) == 2
     assert (out / "allure-results" / "suite-result.json").exists()
+    env = _properties(out / "allure-results" / "environment.properties")
+    assert env["target"] == "reference" and env["profile"] == "kafka-4.2"
+    assert env["replay.target"] == "mutant:broker-support-skips-fenced" and env["replay.master"] == "local[2]"
 
 
-def test_corrupt_rows_are_input_errors(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+def _properties(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if not line.startswith("#"))
+
+
+def test_corrupt_rows_are_input_errors(spark: SparkRun, corpus: Path, tmp_path: Path) -> None:
     traces = list(read_traces(corpus))[:60]
     lines = [json.dumps(t, sort_keys=True) for t in traces]
     lines[10] = lines[10][: len(lines[10]) // 2]  # truncated: not JSON, no id
@@ -125,7 +151,7 @@ def test_corrupt_rows_are_input_errors(spark: job.SparkRun, corpus: Path, tmp_pa
     lines.insert(30, "")  # blank lines are not rows
     jsonl = tmp_path / "c.jsonl"
     jsonl.write_bytes(("\n".join(lines) + "\n").encode() + b"\xff\xfe not utf-8\n")
-    s = job.replay(jsonl, "reference", tmp_path / "out", spark=spark, progress=False)
+    s = replay_job.replay(jsonl, "reference", tmp_path / "out", spark=spark, progress=False)
     assert s["rows_in"] == s["rows_out"] == 61
     assert s["by_status"] == {"pass": 58, "diverged": 0, "target-error": 0, "input-error": 3}
     errors = {r["trace_id"]: r for r in _results(tmp_path / "out") if r["status"] == "input-error"}
@@ -142,12 +168,12 @@ def test_corrupt_rows_are_input_errors(spark: job.SparkRun, corpus: Path, tmp_pa
     import pyarrow as pa
 
     pq.write_table(pa.Table.from_pylist(table), pq_path)
-    s = job.replay(pq_path, "reference", tmp_path / "out2", spark=spark, progress=False)
+    s = replay_job.replay(pq_path, "reference", tmp_path / "out2", spark=spark, progress=False)
     assert s["rows_out"] == 20 and s["by_status"]["input-error"] == 1 and s["by_status"]["pass"] == 19
     assert [r["trace_id"] for r in _results(tmp_path / "out2") if r["status"] == "input-error"] == [traces[7]["id"]]
 
 
-def test_target_crash_inside_a_task_is_per_trace(spark: job.SparkRun, corpus: Path, tmp_path: Path) -> None:
+def test_target_crash_inside_a_task_is_per_trace(spark: SparkRun, corpus: Path, tmp_path: Path) -> None:
     script = tmp_path / "crashing_target.py"
     script.write_text(CRASHING_TARGET)
     small = tmp_path / "small.jsonl"
@@ -155,7 +181,7 @@ def test_target_crash_inside_a_task_is_per_trace(spark: job.SparkRun, corpus: Pa
     write_corpus(traces, small)
     crashing = {t["id"] for t in traces if any(s["command"]["op"] == CRASH_OP for s in t["steps"])}
     assert 0 < len(crashing) < len(traces)
-    s = job.replay(small, f"subprocess:{sys.executable} {script} {CRASH_OP}", tmp_path / "out", spark=spark,
+    s = replay_job.replay(small, f"subprocess:{sys.executable} {script} {CRASH_OP}", tmp_path / "out", spark=spark,
                    progress=False)
     assert s["rows_out"] == 80
     assert s["by_status"]["target-error"] == len(crashing)
@@ -173,10 +199,36 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
         ([str(corpus_files_dummy(tmp_path)), "--master", "spark://127.0.0.1:1", "--out", str(tmp_path / "o")],
          "cannot reach the Spark master"),
     ]
+    # A damaged Parquet corpus (its footer cut off) is named before Spark even starts.
+    good = tmp_path / "good.parquet"
+    generate_to(good, 20, 3)
+    damaged = tmp_path / "damaged.parquet"
+    damaged.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    cases.append(([str(damaged), "--out", str(tmp_path / "o")], f"{damaged}: not a readable Parquet file"))
     for args, fragment in cases:
         res = runner.invoke(replay_command, args)
         assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
         assert fragment in res.output and "Traceback" not in res.output
+        assert len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_generate_cli_spark_honours_row_group_size(spark: SparkRun, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.parquet as pq
+
+    real = generate_job.generate_with_spark
+
+    def on_shared_session(*args: Any, **kw: Any) -> dict[str, Any]:
+        kw["spark"] = spark
+        return real(*args, **kw)
+
+    monkeypatch.setattr(generate_job, "generate_with_spark", on_shared_session)
+    out = tmp_path / "c.parquet"
+    res = CliRunner().invoke(generate_command, ["--count", "230", "--seed", "4", "--out", str(out), "--spark",
+                                                "--row-group-size", "50"])
+    assert res.exit_code == 0, res.output
+    meta = pq.ParquetFile(out).metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [50, 50, 50, 50, 30]
 
 
 def corpus_files_dummy(tmp_path: Path) -> Path:
@@ -187,16 +239,16 @@ def corpus_files_dummy(tmp_path: Path) -> Path:
     return p
 
 
-def test_cli_exit_code_follows_the_verdict(spark: job.SparkRun, corpus: Path, tmp_path: Path,
+def test_cli_exit_code_follows_the_verdict(spark: SparkRun, corpus: Path, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    real = job.replay
+    real = replay_job.replay
 
     def on_shared_session(*args: Any, **kw: Any) -> dict[str, Any]:
         kw.pop("master", None)
         kw["spark"] = spark
         return real(*args, **kw)
 
-    monkeypatch.setattr(job, "replay", on_shared_session)
+    monkeypatch.setattr(replay_job, "replay", on_shared_session)
     ok = CliRunner().invoke(replay_command, [str(corpus), "--out", str(tmp_path / "a"), "--quiet"])
     assert ok.exit_code == 0, ok.output
     assert "NO DIVERGENCE" in ok.output and "500" in ok.output

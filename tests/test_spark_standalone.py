@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from conformance.generate import generate_to
-from spark_checks import job
+from spark_checks import replay_job
 from spark_checks.cluster import StandaloneCluster
+from spark_checks.session import SparkRun
 
 # The reference behind the JSON-lines protocol, 2 ms per apply: slow enough that a worker can be
 # killed while tasks are still running.
@@ -42,8 +43,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneClus
 
 
 @pytest.fixture(scope="module")
-def spark(cluster: StandaloneCluster) -> Iterator[job.SparkRun]:
-    run = job.SparkRun(cluster.master_url, app_name="kfc standalone tests", conf={
+def spark(cluster: StandaloneCluster) -> Iterator[SparkRun]:
+    run = SparkRun(cluster.master_url, app_name="kfc standalone tests", conf={
         "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2"})
     run.start()
     try:
@@ -52,7 +53,7 @@ def spark(cluster: StandaloneCluster) -> Iterator[job.SparkRun]:
         run.stop()
 
 
-def test_replay_on_standalone_cluster(spark: job.SparkRun, cluster: StandaloneCluster, tmp_path: Path) -> None:
+def test_replay_on_standalone_cluster(spark: SparkRun, cluster: StandaloneCluster, tmp_path: Path) -> None:
     assert cluster.alive_workers() == 2
     # The executors import the shipped zip, not the checkout (the zip comes first on their sys.path).
     # (a lambda: pickled by value, this test module is not importable there)
@@ -60,14 +61,14 @@ def test_replay_on_standalone_cluster(spark: job.SparkRun, cluster: StandaloneCl
     assert where and all("kfc-code.zip" in w for w in where), where
     corpus = tmp_path / "c.parquet"
     generate_to(corpus, 300, 21)
-    s = job.replay(corpus, "reference", tmp_path / "out", spark=spark, progress=False)
+    s = replay_job.replay(corpus, "reference", tmp_path / "out", spark=spark, progress=False)
     assert s["master"] == cluster.master_url
     assert s["by_status"]["pass"] == 300 and s["rows_in"] == s["rows_out"] == 300
-    s = job.replay(corpus, "mutant:broker-support-skips-fenced", tmp_path / "out2", spark=spark, progress=False)
+    s = replay_job.replay(corpus, "mutant:broker-support-skips-fenced", tmp_path / "out2", spark=spark, progress=False)
     assert s["by_status"]["diverged"] > 0 and s["rows_out"] == 300
 
 
-def test_worker_killed_mid_replay(spark: job.SparkRun, cluster: StandaloneCluster, tmp_path: Path) -> None:
+def test_worker_killed_mid_replay(spark: SparkRun, cluster: StandaloneCluster, tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
     n = 300
     generate_to(corpus, n, 22)
@@ -77,7 +78,7 @@ def test_worker_killed_mid_replay(spark: job.SparkRun, cluster: StandaloneCluste
 
     def run() -> None:
         try:
-            box["summary"] = job.replay(corpus, f"subprocess:{sys.executable} {script}", tmp_path / "out",
+            box["summary"] = replay_job.replay(corpus, f"subprocess:{sys.executable} {script}", tmp_path / "out",
                                         spark=spark, partitions=10, progress=True)
         except BaseException as e:  # noqa: BLE001 - reported by the test thread
             box["error"] = e

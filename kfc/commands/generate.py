@@ -10,6 +10,8 @@ from conformance.corpus import FORMATS, CorpusError
 from conformance.generate import check_profiles, generate_to
 from reference_impl import InputError
 
+from .._errors import interruptible
+
 
 @click.command("generate")
 @click.option("--count", type=int, required=True, help="Number of traces.")
@@ -21,6 +23,7 @@ from reference_impl import InputError
 @click.option("--row-group-size", type=int, default=None, help="Parquet rows per row group.")
 @click.option("--spark", is_flag=True, help="Generate with Spark, split by seed ranges.")
 @click.option("--master", default=None, help="Spark master URL (with --spark; default local[*]).")
+@interruptible
 def generate_command(count: int, seed: int, out: str, fmt: str | None, profiles: tuple[str, ...],
                      row_group_size: int | None, spark: bool, master: str | None) -> None:
     """Generate a corpus of traces with the reference's expected outcomes."""
@@ -39,7 +42,7 @@ def generate_command(count: int, seed: int, out: str, fmt: str | None, profiles:
         raise click.UsageError("--master needs --spark")
     try:
         if spark:
-            from spark_checks.job import generate_with_spark
+            from spark_checks.generate_job import generate_with_spark
 
             info = generate_with_spark(count, seed, out, fmt, profile, master, row_group_size=row_group_size)
         else:

@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from .._errors import interruptible
+
 
 def _console() -> Any:
     from rich.console import Console
@@ -77,11 +79,13 @@ def _cell(col: str, n: int) -> str:
               help="First K non-passing traces (by trace id) written as Allure results.")
 @click.option("--partitions", default=None, type=click.IntRange(min=1), help="Force the number of replay tasks.")
 @click.option("--quiet", is_flag=True, help="No progress while it runs.")
+@interruptible
 def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_allure: int, partitions: int | None,
                    quiet: bool) -> None:
     """Replay every trace of CORPUS (JSON Lines or Parquet, a file or a directory of them) against
     TARGET with Spark; exit 0 only when nothing diverged."""
-    from spark_checks.job import SparkJobError, replay
+    from spark_checks.replay_job import replay
+    from spark_checks.session import SparkJobError
 
     if not corpus.exists():
         raise click.ClickException(f"{corpus}: no such corpus file or directory")
