@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # One entry point that sets everything up on a fresh machine, then runs what you asked for.
 #   ./go check [ARGS]   the main job: `kfc check ARGS` (the suite against the embedded reference by
-#                       default), then `kfc report` (HTML); exits with kfc check's status
+#                       default), then `kfc report` (HTML) of that run if it completed; exits with
+#                       kfc check's status
 #   ./go test  [ARGS]   the project's tests (what CI runs)
 #   ./go kfc   [ARGS]   any kfc command inside the project's environment
+#   ./go tox   [ARGS]   tox (the matrices of tox.ini) from the project's environment
+#   ./go tour           the bundled walk-through
 #   ./go bench          the benchmarks
+# `check`, `kfc` and `tour` run where you call ./go from, so relative paths in ARGS (--report DIR,
+# --expectations FILE, --out ...) are yours; `test`, `tox` and `bench` run in the repository (their
+# paths are the project's). The environment itself always lives in the repository: .venv/ (or
+# KFC_VENV, relative to the repository) and node_modules/.
 # `check` and `kfc report` also install the npm packages (the Allure CLI that renders HTML reports) into
 # ./node_modules with `npm ci` when package.json / package-lock.json changed; this needs Node.js >= 20.
 # `test` does not: tests/test_report.py installs them itself when it runs.
 #   KFC_NO_NPM=1        skip the npm step (no Node.js here; only the HTML report is unavailable)
-#   KFC_NO_JAVA_INSTALL=1  never apt-get Java 17 (by default it is installed when java is missing)
+#   KFC_NO_JAVA_INSTALL=1  never apt-get Java 17 (by default it is installed when java is missing;
+#                       `./go check --no-spark` does not need Java)
 set -euo pipefail
-cd "$(dirname "$0")"
+CALLER="$PWD"
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+cd "$ROOT"
 VENV="${KFC_VENV:-.venv}"
+case "$VENV" in /*) ;; *) VENV="$ROOT/$VENV" ;; esac
 PY="${PYTHON:-python3}"
 stamp="$VENV/.kfc-setup"
 want="$(cat pyproject.toml go | sha256sum | cut -c1-16)"
@@ -64,22 +75,40 @@ ensure_node_modules() {
 cmd="${1:-check}"; shift || true
 setup
 # So that targets like "subprocess:kfc target serve" find the project's kfc.
-case "$VENV" in /*) export PATH="$VENV/bin:$PATH" ;; *) export PATH="$PWD/$VENV/bin:$PATH" ;; esac
-case "$cmd" in check|test) ensure_java ;; esac
+export PATH="$VENV/bin:$PATH"
+no_spark=""
+for a in "$@"; do [ "$a" = --no-spark ] && no_spark=1; done
+case "$cmd" in check) [ -n "$no_spark" ] || ensure_java ;; test) ensure_java ;; esac
 case "$cmd" in
   check) ensure_node_modules
+         cd "$CALLER"
          report=reports/latest; prev=""
-         for a in "$@"; do [ "$prev" = --report ] && report="$a"; prev="$a"; done
+         for a in "$@"; do
+           case "$a" in --report=*) report="${a#--report=}" ;; esac
+           [ "$prev" = --report ] && report="$a"; prev="$a"
+         done
+         # The run's start: kfc check writes DIR/verdict only at the end of a run that completed, so
+         # a verdict newer than this marker is this run's. An aborted run, a bad argument or a run
+         # that never started leaves none (or an older one): no report then, and never an old one.
+         started="$(mktemp "${TMPDIR:-/tmp}/kfc-go-check.XXXXXX")"
+         trap 'rm -f "$started"' EXIT
          set +e
+         # Ctrl-C is kfc check's to handle (one line, exit 130): wait for it, then exit with its status
+         # (without a trap, bash may also kill itself with SIGINT when kfc check returns).
+         trap ':' INT
          "$VENV/bin/kfc" check "$@"; rc=$?
-         if [ "${KFC_NO_NPM:-}" != 1 ] && [ -d "$report/allure-results" ]; then
+         trap - INT
+         if [ "${KFC_NO_NPM:-}" != 1 ] && [ -f "$report/verdict" ] && [ "$report/verdict" -nt "$started" ]; then
            "$VENV/bin/kfc" report "$report" || rc=1
          fi
          exit $rc ;;
   test)  exec "$VENV/bin/python" -m pytest "$@" ;;
+  tox)   exec "$VENV/bin/tox" "$@" ;;
   kfc)   if [ "${1:-}" = report ]; then ensure_node_modules; fi
+         cd "$CALLER"
          exec "$VENV/bin/kfc" "$@" ;;
-  tour)  exec "$VENV/bin/kfc" tour "$@" ;;
+  tour)  cd "$CALLER"
+         exec "$VENV/bin/kfc" tour "$@" ;;
   bench) exec "$VENV/bin/python" -m benchmarks.reference "$@" ;;
-  *) echo "usage: ./go check|test|kfc|tour|bench [ARGS]" >&2; exit 2 ;;
+  *) echo "usage: ./go check|test|kfc|tox|tour|bench [ARGS]" >&2; exit 2 ;;
 esac

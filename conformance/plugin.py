@@ -39,6 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 RESULTS = pytest.StashKey[list[dict[str, Any]]]()
 PROVIDED = pytest.StashKey[tuple[Any, dict[str, Any]]]()  # (target, hello) of this run
 OWNED = pytest.StashKey[Any]()  # a target the plugin made, closed at the end
+EXPECTATIONS = pytest.StashKey[Any]()  # conformance.expectations.Expectations of --kfc-expectations
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -48,6 +49,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if str(config.getoption("--hypothesis-profile", None) or "").startswith("kfc-"):
         # Before Hypothesis's own pytest_configure loads the profile by name.
         from . import hypothesis_profiles  # noqa: F401 - registers the kfc-* profiles
+    path = config.getoption("--kfc-expectations")
+    if path:  # a bad file is one line (pytest's "ERROR: ..."), before anything runs
+        from .expectations import ExpectationsError, load_expectations
+
+        try:
+            config.stash[EXPECTATIONS] = load_expectations(path)
+        except ExpectationsError as e:
+            raise pytest.UsageError(str(e)) from None
     if any("conformance.suite" in a or "conformance/suite" in a for a in config.args):
         config.pluginmanager.register(_Results(config), "kfc-results")  # only runs of the suite report
 
@@ -57,12 +66,9 @@ def report_dir(config: pytest.Config) -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    path = config.getoption("--kfc-expectations")
-    if not path:
+    exp = config.stash.get(EXPECTATIONS, None)
+    if exp is None:
         return
-    from .expectations import load_expectations
-
-    exp = load_expectations(path)
     for item in items:
         rules = [r for m in item.iter_markers("kfc_rule") for r in m.args]
         reason = exp.reason_for(item.nodeid, rules)
@@ -173,6 +179,7 @@ class _Results:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(session.config, "workerinput"):
             return  # xdist workers: the controller writes the summary
+        _write_allure_environment(self.config)
         results = self.config.stash[RESULTS]
         if not results:
             return
@@ -198,6 +205,61 @@ class _Results:
             "coverage": _merged_coverage(out / "coverage"),
         }
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+
+
+def allure_environment(config: pytest.Config) -> dict[str, str]:
+    """What the Allure report's Environment widget shows for this suite run."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    from reference_impl import DEFAULT_PROFILE
+
+    def dist(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    hello = config.stash[PROVIDED][1] if PROVIDED in config.stash else {}
+    target = config.getoption("--kfc-target")
+    return {
+        "target": str(target),
+        "target.name": str(hello.get("name") or target),
+        "profile": str(config.getoption("--kfc-profile") or hello.get("profile") or DEFAULT_PROFILE),
+        "hypothesis.profile": str(config.getoption("--hypothesis-profile", None) or "default"),
+        "kafka-feature-conformance": dist("kafka-feature-conformance"),
+        "python": platform.python_version(),
+        "pytest": pytest.__version__,
+        "hypothesis": dist("hypothesis"),
+    }
+
+
+def _properties_escape(text: str, key: bool = False) -> str:
+    """java.util.Properties escaping (what Allure reads): backslash, line breaks, and in keys = : space."""
+    out = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    if key:
+        for ch in "=: #!":
+            out = out.replace(ch, "\\" + ch)
+    elif out.startswith(" "):
+        out = "\\" + out
+    # Non-ASCII as \\uXXXX UTF-16 code units (the file is ISO 8859-1 by definition).
+    return "".join(c if ord(c) < 0x7F else "".join(f"\\u{u:04x}" for u in _utf16_units(c)) for c in out)
+
+
+def _utf16_units(c: str) -> list[int]:
+    data = c.encode("utf-16-be")
+    return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
+
+
+def _write_allure_environment(config: pytest.Config) -> None:
+    alluredir = config.getoption("--alluredir", None)
+    if not alluredir:
+        return
+    out = Path(alluredir)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [f"{_properties_escape(k, key=True)}={_properties_escape(v)}"
+             for k, v in allure_environment(config).items()]
+    (out / "environment.properties").write_text("\n".join(lines) + "\n", encoding="ascii")
 
 
 def _merged_coverage(cov_dir: Path) -> dict[str, Any]:

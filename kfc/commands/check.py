@@ -20,6 +20,8 @@ from conformance.runner import (
     run_suite,
 )
 
+from .._errors import interruptible
+
 
 def _console() -> Any:
     from rich.console import Console
@@ -128,6 +130,7 @@ def overall_verdict(suite: dict[str, Any], spark: dict[str, Any] | None) -> str:
 @click.option("--spark/--no-spark", default=True, show_default=True,
               help="Also replay the bundled trace corpus of the profile with Spark.")
 @click.option("--spark-master", default="local[2]", show_default=True)
+@interruptible
 def check_command(target: str, profile: str | None, hypothesis_profile: str, report: str, expectations: str | None,
                   workers: str | None, exitfirst: bool, spark: bool, spark_master: str) -> None:
     """Run the conformance suite against TARGET; exit 0 only if it conforms."""
@@ -210,8 +213,8 @@ def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, m
     if not corpus.is_file():
         return {"skipped": f"no bundled corpus for {profile}"}
     try:
-        from spark_checks.job import SparkJobError
-        from spark_checks.job import replay as spark_replay
+        from spark_checks.replay_job import replay as spark_replay
+        from spark_checks.session import SparkJobError
     except ImportError as e:
         raise click.ClickException(f"the Spark replay needs pyspark ({e}); pass --no-spark to skip it") from None
     with console.status(f"replaying the bundled corpus ({profile}) with Spark {master} …"):
