@@ -210,13 +210,6 @@ def test_check_output_has_no_warnings_or_banners(go_check: dict[str, Any]) -> No
     assert len(verdict_lines(proc.stdout)) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kio imports hypothesis at import time (kio.static._phantom), and kfc check imports kio before it starts "
-    "pytest in process (kfc/commands/serve.py imports conformance.wire at module level; make_target registers "
-    "conformance.wire.target, which imports codec/client, and conformance/wire/__init__.py imports client): "
-    "pytest.log then shows PytestAssertRewriteWarning (hypothesis, _hypothesis_globals) and "
-    "HypothesisSideeffectWarning. Importing kio lazily in those three files (not this change's) fixes it: "
-    "drop this mark then"))
 def test_check_pytest_log_has_no_warnings(go_check: dict[str, Any]) -> None:
     log = (go_check["report"] / "pytest.log").read_text()
     assert "warnings summary" not in log and "Warning" not in log, log[-2000:]
@@ -429,10 +422,6 @@ for line in sys.stdin:
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "conformance/suite/test_stateful.py formats (and observes) without checking the target's capabilities, "
-    "so a target with none fails the stateful model instead of skipping it; it needs `if not "
-    "{'format', 'describe'} <= kfc_capabilities: pytest.skip(...)` (not this change's file): drop this mark then"))
 def test_a_run_that_checks_nothing_is_no_pass(tmp_path: Path) -> None:
     script = tmp_path / "empty_target.py"
     script.write_text(EMPTY_TARGET)

@@ -19,7 +19,7 @@ BUILTIN_KINDS = (
     "conformance.targets.reference",   # reference[:PROFILE]
     "conformance.targets.jsonlines",   # subprocess:COMMAND LINE
     "conformance.targets.mutant",      # mutant:NAME[@PROFILE]
-    "conformance.wire.target",        # kafka://HOST:PORT[?…]
+    "conformance.wire.plugin",        # kafka://HOST:PORT[?…]
 )
 
 

@@ -1,9 +1,7 @@
-"""The Kafka wire protocol for the suite: kio glue, framing, a blocking client and `kfc serve-broker`.
+"""The Kafka wire protocol for the suite: kio glue (codec), framing, a blocking client, the
+`kafka://` target and the `kfc serve-broker` server.
 
 Only the length-prefix framing, the dispatch and our control extension are written here; every
-Kafka message type and its serializer comes from kio (docs/wire.md)."""
-
-from .client import NodeClient, WireError
-from .codec import CONTROL_API_KEY
-
-__all__ = ["CONTROL_API_KEY", "NodeClient", "WireError"]
+Kafka message type and its serializer comes from kio (docs/wire.md).  Nothing is imported here:
+kio is heavy (it imports hypothesis), so only what uses the wire loads it.
+"""

@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from ..targets.base import Target, TargetError
-from ..targets.hookspecs import hookimpl
 from . import codec
 from .client import NodeClient, WireError
 
@@ -521,16 +520,3 @@ def _err(out: dict[str, Any], error: str, message: Any = _NO_MESSAGE) -> dict[st
 def _invalid(out: dict[str, Any], message: str) -> dict[str, Any]:
     out.update(error="INVALID_COMMAND", error_code=None, message=message)
     return out
-
-
-@hookimpl
-def kfc_make_target(spec: str) -> Target | None:
-    if not spec.startswith("kafka://"):
-        return None
-    return KafkaTarget(spec)
-
-
-@hookimpl
-def kfc_target_kinds() -> list[str]:
-    return ["kafka://HOST:PORT[,HOST:PORT…][?controller=H:P&timeout=S&client_id=ID&allow_register=1&control=1]"]
-

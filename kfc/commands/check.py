@@ -201,6 +201,7 @@ def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, m
     suite's Allure results (one report shows both) and are shrunk to a repro on the driver."""
     from importlib import resources
 
+    from conformance.allure_results import ENVIRONMENT_FILE, write_environment
     from conformance.replay import shrink_failures
     from reference_impl import OPS
 
@@ -225,7 +226,11 @@ def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, m
     results = out / "allure-results"
     results.mkdir(exist_ok=True)
     for f in sorted((out / "spark" / "allure-results").glob("*")):
-        shutil.copy2(f, results / f.name)
+        if f.name == ENVIRONMENT_FILE:  # joins the suite's environment instead of replacing it
+            write_environment(results, dict(line.split("=", 1) for line in f.read_text().splitlines()
+                                            if "=" in line and not line.startswith("#")))
+        else:
+            shutil.copy2(f, results / f.name)
     s["shrunk"] = shrink_failures(out / "spark" / "results", made, target, out / "traces", capabilities, limit=5)
     return s
 

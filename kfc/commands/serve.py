@@ -12,7 +12,6 @@ import click
 
 from conformance.serve import serve
 from conformance.wire.framing import MAX_FRAME
-from conformance.wire.server import BrokerServer, run_server
 from reference_impl import InputError
 
 
@@ -69,6 +68,8 @@ def serve_broker_command(profile: str | None, nodes: int, port: int, host: str, 
 
     The first stdout line is JSON with the listeners' ports; one log line per request goes to stderr.
     """
+    from conformance.wire.server import BrokerServer, run_server  # kio: loaded only to serve
+
     if port and port + nodes > 65535:
         raise click.ClickException(f"--port {port} leaves no room for {nodes} broker(s) and a controller")
     try:
