@@ -81,6 +81,9 @@ class _Walk:
             if not self.snapshots and self.step({"op": "snapshot"})["error"] != "NONE":
                 return
             self.step(g.load_snapshot(ch, self.snapshots))
+        elif kind == "controller_rollback":
+            for cmd in g.controller_rollback(ch, c):
+                self.step(cmd)
         elif kind == "load_coordinator":
             self.step(g.load_coordinator(ch, c)[0])
         elif kind == "state":

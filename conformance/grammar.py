@@ -30,6 +30,7 @@ KINDS: dict[str, tuple[float, tuple[str, ...]]] = {
     "register_broker": (14, ("UNSUPPORTED_VERSION", "INVALID_REGISTRATION", "INCONSISTENT_CLUSTER_ID",
                              "DUPLICATE_BROKER_REGISTRATION")),
     "register_controller": (5, ("UNSUPPORTED_VERSION", "UNKNOWN_SERVER_ERROR")),
+    "controller_rollback": (2, ("UNSUPPORTED_VERSION", "INVALID_UPDATE_VERSION")),
     "unregister": (4, ("BROKER_ID_NOT_REGISTERED",)),
     "update_features": (18, ("INVALID_UPDATE_VERSION", "UNSUPPORTED_VERSION", "NOT_CONTROLLER")),
     "downgrade_metadata_version": (4, ("INVALID_UPDATE_VERSION",)),
@@ -85,38 +86,90 @@ class RandomChooser:
         return self.rng.choices(list(options), weights)[0]  # type: ignore[no-any-return]
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_STRATEGIES: dict[Any, Any] = {}  # the strategies DrawChooser draws from, made once (see DrawChooser)
+
+
+def _strategy(key: tuple[Any, ...], make: Any) -> Any:
+    s = _STRATEGIES.get(key)
+    if s is None:
+        if len(_STRATEGIES) >= 4096:
+            _STRATEGIES.clear()
+        s = _STRATEGIES[key] = make()
+    return s
+
+
+def _atoms_key(options: Sequence[Any]) -> tuple[Any, ...] | None:
+    """A cache key for a list of plain values (with their types: 1, 1.0 and True differ), else None."""
+    opts = tuple(options)
+    types = tuple(map(type, opts))
+    return opts + types if _ATOMS.issuperset(types) else None
+
+
 class DrawChooser:
-    """Hypothesis draws (the stateful model): every choice shrinks towards the first option / False."""
+    """Hypothesis draws (the stateful model): every choice shrinks towards the first option / False.
+
+    Cheap draws, the same draws: a strategy is made once per distinct option list (making one is
+    most of a `sampled_from` draw's cost), and a draw goes straight to the test case's
+    ConjectureData, skipping what `DataObject.draw` adds around it (a random-module state check and
+    a note for the final report), except when Hypothesis reports a failing example and the notes are
+    wanted.  Either way Hypothesis records the same choices: runs, shrinking and the derandomized ci
+    sequence are what plain `data.draw` gives."""
 
     def __init__(self, data: Any):
         from hypothesis import strategies as st
 
         self.data, self.st = data, st
+        conjecture = getattr(data, "conjecture_data", None)
+        # One chooser serves one rule of one test case: whether notes are wanted does not change.
+        try:
+            direct = _should_note is not None and not _should_note()
+        except Exception:  # noqa: BLE001 - not inside a test case: plain draws
+            direct = False
+        self._direct = getattr(conjecture, "draw", None) if direct else None
+
+    def _draw(self, strategy: Any, label: str) -> Any:
+        if self._direct is None:
+            return self.data.draw(strategy, label=label)
+        return self._direct(strategy)
 
     def pick(self, options: Sequence[T], label: str) -> T:
-        return self.data.draw(self.st.sampled_from(list(options)), label=label)  # type: ignore[no-any-return]
+        key = _atoms_key(options)
+        if key is None:
+            strategy = self.st.sampled_from(list(options))
+        else:
+            strategy = _strategy(("sampled_from", key), lambda: self.st.sampled_from(list(options)))
+        return self._draw(strategy, label)  # type: ignore[no-any-return]
 
     def chance(self, p: float, label: str) -> bool:
         if p <= 0 or p >= 1:
             return p >= 1
-        return bool(self.data.draw(self.st.integers(0, 999), label=label) >= 1000 - round(p * 1000))
+        return self.weighted((False, True), (1 - p, p), label)
 
     def integer(self, lo: int, hi: int, label: str) -> int:
-        return int(self.data.draw(self.st.integers(lo, hi), label=label))
+        return int(self._draw(_strategy(("integers", lo, hi), lambda: self.st.integers(lo, hi)), label))
 
     def sample(self, options: Sequence[T], k: int, label: str) -> list[T]:
-        return list(self.data.draw(self.st.lists(self.st.sampled_from(list(options)), min_size=k, max_size=k,
-                                                 unique=True), label=label))
+        def make() -> Any:
+            return self.st.lists(self.st.sampled_from(list(options)), min_size=k, max_size=k, unique=True)
+
+        key = _atoms_key(options)
+        return list(self._draw(make() if key is None else _strategy(("sample", k, key), make), label))
 
     def weighted(self, options: Sequence[T], weights: Sequence[float], label: str) -> T:
-        """Buckets of a uniform draw, sized by weight: shrinks towards the first (most common) option."""
+        """A pick from 20 slots shared out by weight (each option keeps at least one): a small choice
+        Hypothesis draws evenly, where buckets of a wide integer range come out skewed; shrinks
+        towards the first option."""
         total = float(sum(weights))
-        point = self.data.draw(self.st.integers(0, 999), label=label) / 1000 * total
-        for option, w in zip(options, weights, strict=True):
-            if point < w:
-                return option
-            point -= w
-        return options[-1]
+        slots = [o for o, w in zip(options, weights, strict=True) if w > 0
+                 for _ in range(max(1, round(20 * w / total)))]
+        return self.pick(slots, label)
+
+
+try:  # tells when Hypothesis is about to report a failing example (its notes are wanted then)
+    from hypothesis.control import should_note as _should_note
+except ImportError:  # pragma: no cover - a Hypothesis without it: plain data.draw throughout
+    _should_note = None  # type: ignore[assignment]
 
 
 class Grammar:
@@ -259,10 +312,26 @@ class Grammar:
         return {"op": "register", "role": "controller", "node": ch.pick(ids, "controller"),
                 "software": self.software(ch)}
 
-    def start_up_registrations(self, cluster: Cluster) -> list[dict[str, Any]]:
-        """Real controllers register themselves at start-up (KIP-919)."""
-        return [{"op": "register", "role": "controller", "node": n, "software": self.profile.name}
-                for n in cluster.voters]
+    def start_up_registrations(self, ch: Chooser, cluster: Cluster) -> list[dict[str, Any]]:
+        """Real controllers register themselves at start-up (KIP-919): mostly all of them, sometimes
+        one is still down (its missing registration blocks updates), sometimes none has yet."""
+        how = ch.weighted(("all", "all but one", "none"), (0.6, 0.25, 0.15), "start-up registration")
+        voters = list(cluster.voters)
+        if how == "none" or len(voters) < 2:
+            return []
+        if how == "all but one":
+            voters.remove(ch.pick(voters[1:], "still down"))
+        return [{"op": "register", "role": "controller", "node": n, "software": self.profile.name} for n in voters]
+
+    def controller_rollback(self, ch: Chooser, cluster: Cluster) -> list[dict[str, Any]]:
+        """A voter restarted on an older release, then an upgrade to the newest metadata.version: the
+        old controller's registration must hold the upgrade back (KIP-919)."""
+        p = self.profile
+        older = self.names[: self.names.index(p.name)] or [p.name]
+        return [{"op": "register", "role": "controller", "node": ch.pick(list(cluster.voters), "controller"),
+                 "software": ch.pick(older[::-1], "older release")},
+                {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                 "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}]
 
     def unregister(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
         registered = sorted(cluster.image.brokers)

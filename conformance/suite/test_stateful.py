@@ -3,7 +3,8 @@ downgrade / snapshot / coordinator sequences; every step runs in lockstep on the
 reference (invariant 11) and the invariants below are checked on what the target reports.
 
 Invariants (numbers as in the suite's documentation):
- 1 every finalized level lies in the supported range of every registered node (kraft.version: brokers)
+ 1 every finalized level lies in the supported range of every registered node (kraft.version: brokers
+   that registered under a controller whose release checks it)
  2 a failed update changes nothing (levels and epoch)
  3 the epoch never decreases, and grows by the number of records an operation applied
  4 dependencies hold in the finalized state (where the profile checks them; see `_deps_apply`)
@@ -82,6 +83,7 @@ class FeatureMachine(RuleBasedStateMachine):
         self.session = Session(self.run.target, self.run.profile, coverage=self.run.coverage, allure_steps=False,
                                capabilities=self.run.capabilities)
         self.brokers: set[int] = set()
+        self.kraft_checked: set[int] = set()  # brokers that registered under a controller checking kraft.version
         self.obs: dict[str, Any] | None = None
         self.mv_lowered = False  # release profiles do not re-check dependencies when MV goes down
         self.kip1155_floor = False
@@ -124,9 +126,11 @@ class FeatureMachine(RuleBasedStateMachine):
             if out["error"] != "NONE" or out.get("supported") is None:
                 continue
             for name, level in fin.items():
-                if name == KRAFT and node not in self.brokers:
+                if name == KRAFT and node not in self.kraft_checked:
                     # kraft.version lives in raft control records: a controller registers (and a
-                    # 3.7/3.8 one replays) without checking it (ClusterControlManager.registerController).
+                    # 3.7/3.8 one replays) without checking it (ClusterControlManager.registerController),
+                    # and a broker that registered while a 3.7/3.8 controller was active was never
+                    # checked against it (a later controller does not re-check registrations).
                     continue
                 lo, hi = out["supported"].get(name, (0, 0))
                 assert lo <= level <= hi, (f"invariant 1: finalized {name}={level} outside node {node}'s "
@@ -158,11 +162,10 @@ class FeatureMachine(RuleBasedStateMachine):
     def _format(self, ch: DrawChooser) -> None:
         if self.step(self.grammar.format(ch))["error"] != "NONE":
             self.step(self.grammar.format(ch, valid=True))
-        self.brokers, self.obs, self.mv_lowered, self.kip1155_floor = set(), None, False, False
-        # Real controllers register themselves at start-up (KIP-919); mostly start from there, else
-        # from unregistered voters, whose checks block every update until they register.
-        if self.can("register") and len(self.ref.voters) > 1 and ch.chance(0.75, "start-up registration"):
-            for cmd in self.grammar.start_up_registrations(self.ref):
+        self.brokers, self.kraft_checked, self.obs = set(), set(), None
+        self.mv_lowered, self.kip1155_floor = False, False
+        if self.can("register"):
+            for cmd in self.grammar.start_up_registrations(ch, self.ref):
                 self.step(cmd)
         self.observe()
 
@@ -181,6 +184,10 @@ class FeatureMachine(RuleBasedStateMachine):
         out = self.step(cmd)
         if out["error"] == "NONE":
             self.brokers.add(cmd["node"])
+            if KRAFT in self.ref.active_profile.features:
+                self.kraft_checked.add(cmd["node"])
+            else:
+                self.kraft_checked.discard(cmd["node"])
             version = cmd.get("version")
             if version is not None and version < 4 and "sent_features" in out:
                 assert all(r[0] != 0 for r in out["sent_features"].values()), (
@@ -199,7 +206,16 @@ class FeatureMachine(RuleBasedStateMachine):
         cmd = self.grammar.unregister(DrawChooser(data), self.ref)
         if self.step(cmd)["error"] == "NONE":
             self.brokers.discard(cmd["node"])
+            self.kraft_checked.discard(cmd["node"])
         self.observe()
+
+    @precondition(lambda self: self.can("register") and self.can("update_features") and len(self.ref.voters) > 1)
+    @rule(data=st.data())
+    def controller_rollback(self, data: st.DataObject) -> None:
+        register, upgrade = self.grammar.controller_rollback(DrawChooser(data), self.ref)
+        self.step(register)
+        self.observe()
+        self._update(upgrade)
 
     # -- updates ------------------------------------------------------------------------------------
     @precondition(lambda self: self.can("update_features"))
@@ -346,15 +362,30 @@ def required_families(profile: str, capabilities: frozenset[str]) -> set[str]:
     family those never show, in any profile's."""
     families = set(FAMILIES) | ({"KIP1155"} if load_profile(profile).behaviour["kip1155"] else set())
     ops = GENERATED_OPS & capabilities
-    here_any, here, anywhere = Coverage(), Coverage(), Coverage()  # this profile / ... via ops / any via ops
+    here_any: set[str] = set()  # families of this profile's examples
+    here: set[str] = set()  # ... reached through ops the target has
+    anywhere: set[str] = set()  # families of any profile's examples reached through those ops
     for trace in load_traces("examples"):
         mine = trace["profile"] == profile
         for step in trace["steps"]:
             reached = step["command"].get("op") in ops
-            for cov, counted in ((here_any, mine), (here, mine and reached), (anywhere, reached)):
-                if counted:
-                    cov.add(step["command"], step["expected"])
-    return families & (here.families | (anywhere.families - here_any.families))
+            if not (mine or reached):
+                continue
+            found = _families(step["expected"])  # what Coverage.add would count, as Coverage.families
+            if mine:
+                here_any |= found
+                if reached:
+                    here |= found
+            if reached:
+                anywhere |= found
+    return families & (here | (anywhere - here_any))
+
+
+def _families(outcome: dict[str, Any]) -> set[str]:
+    """The rule families of one outcome, as `Coverage.add` then `Coverage.families` see them."""
+    rules = [outcome["rule"]] if outcome.get("rule") else []
+    rules += [r["rule"] for r in (outcome.get("results") or {}).values() if isinstance(r, dict) and r.get("rule")]
+    return {r.split("-")[0] for r in rules}
 
 
 def _write_coverage(request: pytest.FixtureRequest, run: Run) -> None:
