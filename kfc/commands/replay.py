@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from .._errors import interruptible
+from ._render import print_failure
 
 
 def _console() -> Any:
@@ -53,13 +54,29 @@ def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
     for d in s.get("first_divergences", [])[:6]:
         where = f"step {d['first_divergent_step']} {d['op']}" if d.get("first_divergent_step") is not None else ""
         console.print(f"[red]{d['status']}[/] {d['trace_id']} {escape('[' + str(d.get('profile')) + ']')} {where}: "
-                      f"{escape((d.get('diff') or '')[:150])}", soft_wrap=True)
+                      f"{escape(d.get('diff') or '')}", soft_wrap=True)
     if not s.get("complete", True):
         console.print(f"[red]rows in {s['rows_in']} != rows out {s['rows_out']}[/]")
-    bad = sum(st.get(k, 0) for k in ("diverged", "target-error", "input-error"))
-    verdict = "[green]NO DIVERGENCE[/]" if bad == 0 and s.get("complete", True) else "[red]DIVERGED[/]"
+    for d in s.get("shrunk", []):
+        print_failure(console, f"corpus trace {d['trace_id']} ({d['status']})", d.get("divergence"), d.get("diff"),
+                      d.get("repro"))
+    verdict = replay_verdict(s)
     extra = f", {s['allure_results']} Allure results (kfc report {out})" if s.get("allure_results") else ""
-    console.print(f"{verdict}   results: {out}/results  summary: {out}/summary.json{extra}")
+    style = "green" if verdict == "PASS" else "red"
+    console.print(f"[{style}]{verdict}[/]   results: {escape(str(out))}/results  summary: {escape(str(out))}/summary.json"
+                  f"{escape(extra)}")
+
+
+def replay_verdict(s: dict[str, Any]) -> str:
+    """One verdict, consistent with the exit code (0 only for PASS)."""
+    st = s["by_status"]
+    if st.get("diverged") or st.get("target-error") or not s.get("complete", True):
+        return "DIVERGED"
+    if st.get("input-error"):
+        return "INPUT ERRORS"
+    if not st.get("pass"):
+        return "NOTHING CHECKED"
+    return "PASS"
 
 
 def _cell(col: str, n: int) -> str:
@@ -97,7 +114,23 @@ def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_a
     except Exception as e:  # noqa: BLE001 - a failed Spark job: one line, not the JVM's stack trace
         text = " ".join(str(e).split())
         raise click.ClickException(f"the Spark job failed: {type(e).__name__}: {text[:400]}") from None
+    if summary["by_status"].get("diverged") or summary["by_status"].get("target-error"):
+        summary["shrunk"] = _shrunk(target, out)
     print_summary(_console(), summary, out)
-    st = summary["by_status"]
-    ok = summary["complete"] and all(st.get(k, 0) == 0 for k in ("diverged", "target-error", "input-error"))
-    sys.exit(0 if ok else 1)
+    sys.exit(0 if replay_verdict(summary) == "PASS" else 1)
+
+
+def _shrunk(target_spec: str, out: Path) -> list[dict[str, Any]]:
+    """The first divergences, shrunk on the target in this process, each with a repro line."""
+    from conformance.replay import shrink_failures
+    from conformance.targets import TargetError, capabilities_of, make_target
+
+    try:
+        target = make_target(target_spec)
+    except (ValueError, TargetError) as e:
+        raise click.ClickException(f"target {target_spec}: {e}") from None
+    try:
+        return shrink_failures(out / "results", target, target_spec, out / "traces",
+                               capabilities_of(target.hello()), limit=5)
+    finally:
+        target.close()
