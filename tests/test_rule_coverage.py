@@ -6,7 +6,7 @@ The scan is static (a regex over tests/*.py), so it sees decorator markers and m
 `pytest.param(..., marks=pytest.mark.rule(...))` / `marks=[...]` alike, whatever is selected to run.
 
 Some rules only describe how a successful operation behaves: no outcome is ever refused in their
-name.  Their failing case is a seeded mutant that breaks the rule (conformance/mutants.py): its
+name.  Their failing case is a seeded mutant that breaks the rule (fixtures/mutants/catalogue.json): its
 witness must diverge from the reference on the rule's field (tests/test_mutants.py) and the ci suite
 must kill it (tests/test_suite.py).
 """
