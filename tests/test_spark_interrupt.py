@@ -24,19 +24,8 @@ JVM_WARNING = "WARNING: Using incubator modules: jdk.incubator.vector"  # the JV
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
 
-# The reference behind the JSON-lines protocol, 20 ms per apply: the replay job lasts long enough
-# to be interrupted, and each task runs a target process of its own that must die too.
-SLOW_TARGET = """\
-import json, sys, time
-from conformance.serve import handle
-from conformance.targets import make_target
-target = make_target("reference")
-for line in sys.stdin:
-    if '"apply"' in line:
-        time.sleep(0.02)
-    sys.stdout.write(json.dumps(handle(target, line)) + "\\n")
-    sys.stdout.flush()
-"""
+SLOW_TARGET = Path(__file__).parent / "targets" / "slow_target.py"
+SLOW_DELAY = "0.02"  # seconds per apply
 
 
 def _session(sid: int) -> list[tuple[int, str]]:
@@ -145,8 +134,7 @@ def _check_stopped(run: subprocess.CompletedProcess[str], took: float, left: lis
 def test_replay_interrupted(corpus: Path, tmpdir_env: tuple[Path, dict[str, str]], tmp_path: Path,
                             moment: str, sig: int, whole_group: bool) -> None:
     tmp, env = tmpdir_env
-    target = tmp_path / "slow_target.py"
-    target.write_text(SLOW_TARGET)
+    target = f"{SLOW_TARGET} {SLOW_DELAY}"
     out = tmp_path / "out"
     run, took, running, left = _interrupt(
         ["replay", str(corpus), "--target", f"subprocess:{sys.executable} {target}", "--master", "local[2]",

@@ -17,19 +17,8 @@ from spark_checks import replay_job
 from spark_checks.cluster import StandaloneCluster
 from spark_checks.session import SparkRun
 
-# The reference behind the JSON-lines protocol, 2 ms per apply: slow enough that a worker can be
-# killed while tasks are still running.
-SLOW_TARGET = """\
-import json, sys, time
-from conformance.serve import handle
-from conformance.targets import make_target
-target = make_target("reference")
-for line in sys.stdin:
-    if '"apply"' in line:
-        time.sleep(0.002)
-    sys.stdout.write(json.dumps(handle(target, line)) + "\\n")
-    sys.stdout.flush()
-"""
+SLOW_TARGET = Path(__file__).parent / "targets" / "slow_target.py"
+SLOW_DELAY = "0.002"  # seconds per apply
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +61,7 @@ def test_worker_killed_mid_replay(spark: SparkRun, cluster: StandaloneCluster, t
     corpus = tmp_path / "c.jsonl"
     n = 300
     generate_to(corpus, n, 22)
-    script = tmp_path / "slow_target.py"
-    script.write_text(SLOW_TARGET)
+    script = f"{SLOW_TARGET} {SLOW_DELAY}"
     box: dict[str, Any] = {}
 
     def run() -> None:
