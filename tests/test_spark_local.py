@@ -251,7 +251,7 @@ def test_cli_exit_code_follows_the_verdict(spark: SparkRun, corpus: Path, tmp_pa
     monkeypatch.setattr(replay_job, "replay", on_shared_session)
     ok = CliRunner().invoke(replay_command, [str(corpus), "--out", str(tmp_path / "a"), "--quiet"])
     assert ok.exit_code == 0, ok.output
-    assert "NO DIVERGENCE" in ok.output and "500" in ok.output
+    assert "PASS" in ok.output and "500" in ok.output
     bad = CliRunner().invoke(replay_command, [str(corpus), "--target", "mutant:broker-support-skips-fenced",
                                               "--out", str(tmp_path / "b"), "--quiet"])
     assert bad.exit_code == 1 and "DIVERGED" in bad.output and f"g{SEED}-" in bad.output
