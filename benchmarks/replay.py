@@ -2,6 +2,7 @@
 
     python -m benchmarks.replay --traces 20000            # generate a Parquet corpus, then replay it
     python -m benchmarks.replay --traces N --reuse C.parquet
+    python -m benchmarks.replay --traces N --reuse C.parquet --only spark   # one or two phases only
 
 Prints traces/s for a single-process loop, multiprocessing.Pool(2) and Spark local[2] (replay only,
 and with Spark's start-up), their ratios to the loop, the generation rate, and the driver's peak
@@ -104,7 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--spark-generate", action="store_true", help="Generate with Spark (2 cores) instead of one process.")
     ap.add_argument("--json", type=Path, default=None, help="Also write the figures as JSON here.")
+    ap.add_argument("--only", default="spark,pool,loop",
+                    help="Comma-separated phases to run (spark, pool, loop); default all three.")
     a = ap.parse_args(argv)
+    phases = {p.strip() for p in a.only.split(",") if p.strip()}
+    if not phases or phases - {"spark", "pool", "loop"}:
+        ap.error("--only takes spark, pool and/or loop")
 
     from conformance.corpus import count_rows
 
@@ -134,28 +140,40 @@ def main(argv: list[str] | None = None) -> int:
         n = a.traces
         print(f"generated {n:,} traces ({gen['how']}) in {gen['seconds']:.1f} s: {gen['traces_per_s']:,.0f} traces/s, "
               f"{gen['bytes'] / 2**20:.1f} MiB", flush=True)
+    sp: dict[str, Any] = {}
+    pool_s = loop_s = None
+    counts: dict[str, Counter[str]] = {}
     try:
-        sp = run_spark(corpus, a.master)  # first: the driver's peak RSS below is the Spark phase's
-        print(f"spark {a.master}: {sp['replay_s']:.1f} s", flush=True)
-        pool_s, pool_c = run_pool(corpus)
-        print(f"pool(2): {pool_s:.1f} s", flush=True)
-        loop_s, loop_c = run_loop(corpus)
-        print(f"loop: {loop_s:.1f} s", flush=True)
+        if "spark" in phases:
+            sp = run_spark(corpus, a.master)  # first: the driver's peak RSS below is the Spark phase's
+            counts["spark"] = Counter(sp["counts"])
+            print(f"spark {a.master}: {sp['replay_s']:.1f} s", flush=True)
+        if "pool" in phases:
+            pool_s, counts["pool"] = run_pool(corpus)
+            print(f"pool(2): {pool_s:.1f} s", flush=True)
+        if "loop" in phases:
+            loop_s, counts["loop"] = run_loop(corpus)
+            print(f"loop: {loop_s:.1f} s", flush=True)
     finally:
         if tmp is not None:
             tmp.cleanup()
-    for name, c in (("pool", pool_c), ("spark", Counter(sp["counts"]))):
-        if +c != +loop_c:
-            print(f"warning: {name} statuses {dict(c)} differ from the loop's {dict(loop_c)}", file=sys.stderr)
+    first, *others = counts
+    for name in others:
+        if +counts[name] != +counts[first]:
+            print(f"warning: {name} statuses {dict(counts[name])} differ from the {first}'s {dict(counts[first])}",
+                  file=sys.stderr)
     rows = [("single-process loop", loop_s), ("multiprocessing.Pool(2)", pool_s),
-            (f"Spark {a.master} (replay)", sp["replay_s"]), (f"Spark {a.master} (with start-up)", sp["total_s"])]
-    print(f"\nreplay of {n:,} traces against {TARGET} ({dict(+loop_c)})")
+            (f"Spark {a.master} (replay)", sp.get("replay_s")), (f"Spark {a.master} (with start-up)", sp.get("total_s"))]
+    print(f"\nreplay of {n:,} traces against {TARGET} ({dict(+counts[first])})")
     print(f"{'how':<34}{'seconds':>10}{'traces/s':>12}{'x loop':>8}")
     for name, secs in rows:
-        print(f"{name:<34}{secs:>10.1f}{n / secs:>12,.0f}{loop_s / secs:>8.2f}")
-    jvm = sp["jvm_hwm_mb"]
-    print(f"Spark: {sp['partitions']} tasks, session start {sp['start_s']:.1f} s; driver peak RSS: Python "
-          f"{sp['py_rss_mb']:.0f} MiB, JVM {jvm:.0f} MiB" if jvm else "")
+        if secs is not None:
+            ratio = f"{loop_s / secs:>8.2f}" if loop_s else f"{'-':>8}"
+            print(f"{name:<34}{secs:>10.1f}{n / secs:>12,.0f}{ratio}")
+    if sp:
+        jvm = sp["jvm_hwm_mb"]
+        print(f"Spark: {sp['partitions']} tasks, session start {sp['start_s']:.1f} s; driver peak RSS: Python "
+              f"{sp['py_rss_mb']:.0f} MiB, JVM {jvm:.0f} MiB" if jvm else "")
     if gen:
         print(f"generation: {gen['traces_per_s']:,.0f} traces/s ({gen['how']})")
     if a.json:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .compare import Diff, differences
-from .model import Command, Status, jsonable, outcome_problem
+from .model import Command, Status, jsonable, outcome_check, outcome_problem
 
 
 class Applies(Protocol):
@@ -36,9 +36,11 @@ class Reference(Protocol):
     def apply(self, command: dict[str, Any]) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StepResult:
-    """One step: the command, the expected outcome, what the target answered and how it differs."""
+    """One step: the command, the expected outcome, what the target answered and how it differs.
+    (Treat as read-only; not frozen because a frozen dataclass costs a setattr call per field and
+    the engine makes one per step.)"""
 
     index: int  # -1: the trace's initial set-up
     command: Command
@@ -120,6 +122,8 @@ class Lockstep:
         self.capabilities, self.messages = capabilities, messages
         self.steps: list[StepResult] = []
         self.count = 0  # steps so far (set-up excluded)
+        self.first: StepResult | None = None  # the first step that diverged or failed
+        self._outcome_ok = outcome_check()
 
     def start(self, profile: str | None, initial: Iterable[Command] = ()) -> StepResult | None:
         """Reset the target and apply the set-up commands (not compared); a failure is returned."""
@@ -134,6 +138,8 @@ class Lockstep:
         except Exception as e:  # noqa: BLE001 - whatever the target raised, it failed here
             failed = StepResult(-1, {"op": "reset/initial"}, {}, failure=_failure_text(e))
             self.steps.append(failed)
+            if self.first is None:
+                self.first = failed
             return failed
         return None
 
@@ -148,6 +154,8 @@ class Lockstep:
             result = StepResult(index, command, expected)
         else:
             result = self._judge(index, command, expected)
+            if self.first is None and (result.diffs or result.failure is not None):
+                self.first = result
         self.steps.append(result)
         return result
 
@@ -157,35 +165,83 @@ class Lockstep:
             actual = self.target.apply(command)
         except Exception as e:  # noqa: BLE001 - a crashing target is a verdict on this step
             return StepResult(index, command, expected, failure=_failure_text(e))
-        problem = outcome_problem(actual, "malformed outcome")
-        if problem is not None:
-            return StepResult(index, command, expected, actual if isinstance(actual, dict) else None,
-                              failure=problem)
-        if actual == expected:  # the common case, decided in C
+        if self._outcome_ok(actual) and actual == expected:  # the common case: a valid outcome, equal
+            return StepResult(index, command, expected, actual)
+        return self._judge_outcome(index, command, expected, actual)
+
+    def _judge_outcome(self, index: int, command: Command, expected: dict[str, Any], actual: Any) -> StepResult:
+        if not self._outcome_ok(actual):  # the fast check vouches for almost every outcome; else the schema decides
+            problem = outcome_problem(actual, "malformed outcome")
+            if problem is not None:
+                return StepResult(index, command, expected, actual if isinstance(actual, dict) else None,
+                                  failure=problem)
+        if actual == expected:  # decided in C
             return StepResult(index, command, expected, actual)
         diffs = differences(expected, actual, messages=self.messages, capabilities=self.capabilities)
         return StepResult(index, command, expected, actual, tuple(diffs))
 
+    def replay(self, steps: Iterable[dict[str, Any]], stop_at_first: bool = True, *, keep_passing: bool = True) -> None:
+        """`step` over recorded steps ({"command", "expected"}), each judged against its own expected
+        outcome, until a target error (or, with `stop_at_first`, a divergence): the replay's loop,
+        with the per-step work of `step` and `_judge` inlined.  `keep_passing=False`: `steps` gets
+        only the steps that did not pass (a corpus replay reads nothing else), `count` still counts all."""
+        if self.target is None:
+            for step in steps:
+                self.step(step["command"], step["expected"])
+            return
+        apply, outcome_ok, append = self.target.apply, self._outcome_ok, self.steps.append
+        index = self.count
+        try:
+            for step in steps:
+                command, expected = step["command"], step["expected"]
+                if expected is None:
+                    raise ValueError("a step needs an expected outcome or a reference")
+                try:
+                    actual = apply(command)
+                except Exception as e:  # noqa: BLE001 - a crashing target is a verdict on this step
+                    result = StepResult(index, command, expected, failure=_failure_text(e))
+                else:
+                    if outcome_ok(actual) and actual == expected:
+                        index += 1
+                        if keep_passing:
+                            append(StepResult(index - 1, command, expected, actual))
+                        continue
+                    result = self._judge_outcome(index, command, expected, actual)
+                index += 1
+                if keep_passing or not result.ok:
+                    append(result)
+                if result.failure is not None or result.diffs:
+                    if self.first is None:
+                        self.first = result
+                    if result.failure is not None or stop_at_first:
+                        break
+        finally:
+            self.count = index
+
     def verdict(self) -> Verdict:
-        first = next((s for s in self.steps if not s.ok), None)
+        first = self.first  # kept as steps are taken: no rescan
         status: Status = "pass" if first is None else ("target-error" if first.failure is not None else "diverged")
         return Verdict(status, list(self.steps), first)
 
 
 def run_steps(trace: dict[str, Any], target: Applies | None, *, stop_at_first: bool = True,
               capabilities: frozenset[str] | None = None, reference: Reference | None = None,
-              messages: bool = True) -> Verdict:
+              messages: bool = True, keep_passing: bool = True) -> Verdict:
     """Replay a trace (reset to its profile, its initial set-up, its steps) and judge it.
 
     Expected outcomes are the trace's own unless `reference` is given (then recomputed in lockstep,
     e.g. to shrink a counterexample).  A target error always ends the run; a divergence ends it when
-    `stop_at_first` (later steps start from a state that already differs)."""
+    `stop_at_first` (later steps start from a state that already differs).  `keep_passing=False`
+    leaves the passing steps out of the verdict's `steps` (replaying recorded steps only)."""
     engine = Lockstep(target, reference=reference, capabilities=capabilities, messages=messages)
     if engine.start(trace.get("profile"), trace.get("initial", ())) is not None:
         return engine.verdict()
     steps: Sequence[dict[str, Any]] = trace["steps"]
+    if reference is None:
+        engine.replay(steps, stop_at_first, keep_passing=keep_passing)
+        return engine.verdict()
     for step in steps:
-        result = engine.step(step["command"], None if reference is not None else step["expected"])
+        result = engine.step(step["command"])
         if result.failure is not None or (result.diffs and stop_at_first):
             break
     return engine.verdict()

@@ -109,8 +109,42 @@ def _problem(validate: Callable[[Any], Any], value: Any, where: str) -> str | No
     return None
 
 
+# -- fast paths --------------------------------------------------------------------------------------
+# Every replayed step meets the outcome schema and every corpus row the trace schema, and nearly all
+# of them are valid.  `fast_check` compiles a schema into a check that says True only where the
+# compiled validator accepts (reference_impl.fastcheck); the validator runs only when it says False,
+# so every answer, and every message, is the validator's.
+
+@functools.cache
+def fast_check(name: str, pointer: str = "") -> Callable[[Any], bool]:
+    """The fast check of a schema of fixtures/schema (or of the part at `pointer`)."""
+    from reference_impl.fastcheck import compile_check
+
+    target: Any = schema(name)
+    for part in filter(None, pointer.split("/")):
+        target = target[part]
+    return compile_check(target)
+
+
+def outcome_check() -> Callable[[Any], bool]:
+    """`outcome_ok` itself, to keep at hand in a loop."""
+    return fast_check("target-protocol.schema.json", "/$defs/outcome")
+
+
+def outcome_ok(outcome: Any) -> bool:
+    """True only if `outcome` is an outcome (False: ask `outcome_problem`)."""
+    return fast_check("target-protocol.schema.json", "/$defs/outcome")(outcome)
+
+
+def trace_ok(trace: Any) -> bool:
+    """True only if `trace` is a kfc trace v1 (False: ask `trace_problems`)."""
+    return fast_check("trace.schema.json")(trace)
+
+
 def outcome_problem(outcome: Any, where: str = "outcome") -> str | None:
     """Why `outcome` is not an outcome (None when it is one)."""
+    if outcome_ok(outcome):
+        return None
     return _problem(_compiled("target-protocol.schema.json", "/$defs/outcome"), outcome, where)
 
 
@@ -121,6 +155,8 @@ def hello_problem(hello: Any, where: str = "hello") -> str | None:
 
 def trace_problems(trace: Any, where: str = "trace") -> list[str]:
     """Why `trace` is not a kfc trace v1 (empty when it is one)."""
+    if trace_ok(trace):
+        return []
     problem = _problem(_compiled("trace.schema.json"), trace, where)
     return [problem] if problem else []
 
@@ -131,4 +167,5 @@ def jsonable(value: Any) -> Any:
 
 
 __all__ = ["COMPARED_FIELDS", "OUTCOME_KEYS", "STATUSES", "Command", "Field", "Hello", "ModelError", "Outcome",
-           "Status", "hello_problem", "jsonable", "outcome_problem", "schema", "trace_problems"]
+           "Status", "fast_check", "hello_problem", "jsonable", "outcome_check", "outcome_ok", "outcome_problem",
+           "schema", "trace_ok", "trace_problems"]

@@ -24,6 +24,7 @@ on how far a diverging target got.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -44,14 +45,10 @@ def _json(v: Any) -> str:
 
 
 def _coverage(trace: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
-    ops, codes, pairs = [], set(), set()
-    for s in trace.get("steps", []):
-        op = str(s["command"].get("op"))
-        ops.append(op)
-        err = str(s["expected"].get("error"))
-        codes.add(err)
-        pairs.add(f"{op}/{err}")
-    return ops, sorted(codes), sorted(pairs)
+    steps = trace.get("steps", [])
+    ops = [str(s["command"].get("op")) for s in steps]
+    errs = [str(s["expected"].get("error")) for s in steps]
+    return ops, sorted(set(errs)), sorted({f"{op}/{err}" for op, err in set(zip(ops, errs))})
 
 
 def _row(trace_id: str, profile: str | None, status: str, **kw: Any) -> dict[str, Any]:
@@ -77,7 +74,8 @@ def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
     tid, profile = str(trace.get("id")), trace.get("profile")
     if capabilities is None:
         capabilities = getattr(target, "capabilities", None)
-    verdict = run_steps(trace, target, stop_at_first=True, capabilities=capabilities, messages=messages)
+    verdict = run_steps(trace, target, stop_at_first=True, capabilities=capabilities, messages=messages,
+                        keep_passing=False)  # the row reads the first failing step only
     first = verdict.first
     if first is None:
         return _row(tid, profile, "pass", **base)
@@ -98,6 +96,7 @@ def replay_rows(target_spec: str, rows: Iterable[CorpusRow | tuple[str, str]], *
     from conformance.targets import make_target
 
     target: Any = None
+    frozen = False
     try:
         for raw in rows:
             row = raw if isinstance(raw, CorpusRow) else parse_body(raw[0], raw[1])
@@ -113,11 +112,18 @@ def replay_rows(target_spec: str, rows: Iterable[CorpusRow | tuple[str, str]], *
                                **dict(zip(("ops", "codes", "op_codes"), _coverage(row.trace), strict=True)),
                                n_steps=len(row.trace["steps"]))
                     continue
+                if not frozen and not gc.get_freeze_count():
+                    # What is alive now (modules, the target, the caller's data) lives through the
+                    # replay: keep the collector from walking it again for every few traces.
+                    gc.freeze()
+                    frozen = True
             result = replay_trace(target, row.trace, messages=messages)
             yield result
             if result["status"] == "target-error":
                 target = _recover(target)
     finally:
+        if frozen:
+            gc.unfreeze()
         if target is not None:
             with contextlib.suppress(Exception):  # closing a broken target must not hide the results
                 target.close()

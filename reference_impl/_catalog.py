@@ -86,9 +86,13 @@ class Profile:
     def mv_by_name(self, name: str) -> MetadataVersion | None:
         return self._by_name.get(name)
 
+    @functools.cached_property
+    def _mv_levels(self) -> tuple[int, ...]:
+        return tuple(sorted(self.versions))
+
     @property
     def mv_levels(self) -> list[int]:
-        return sorted(self.versions)
+        return list(self._mv_levels)  # a profile is read-only: sorted once
 
     def metadata_changed(self, a: int, b: int) -> bool:
         """MetadataVersion.checkIfMetadataChanged: some MV in (low, high] changed metadata."""
@@ -98,9 +102,13 @@ class Profile:
         return any(self.versions[lv].did_metadata_change for lv in range(low + 1, high + 1) if lv in self.versions)
 
     # -- features ----------------------------------------------------------
+    @functools.cached_property
+    def _production_features(self) -> tuple[str, ...]:
+        return tuple(f for f in self.production_feature_order if f in self.features)
+
     @property
     def production_features(self) -> list[str]:
-        return [f for f in self.production_feature_order if f in self.features]
+        return list(self._production_features)
 
     def default_levels(self, mv_level: int, features: list[str] | None = None) -> dict[str, int]:
         names = self.production_features if features is None else features

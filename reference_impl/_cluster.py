@@ -40,7 +40,12 @@ class Node:
     @property
     def profile(self) -> Profile:
         # A node given explicit ranges behaves like the newest verified release otherwise.
-        return load_profile(self.software)
+        cached = self.__dict__.get("_profile")  # (software, its profile): read often, loaded once
+        if cached is not None and cached[0] is self.software:
+            return cached[1]  # type: ignore[no-any-return]
+        profile = load_profile(self.software)
+        self.__dict__["_profile"] = (self.software, profile)
+        return profile
 
     def ranges(self) -> Ranges:
         """Supported ranges (read-only: shared with the profile)."""
@@ -97,7 +102,30 @@ class Image:
     payload: list[dict[str, Any]] = field(default_factory=list)
 
     def copy(self) -> Image:
-        return copy.deepcopy(self)
+        """A deep copy (what copy.deepcopy gives, without its bookkeeping: an image is plain data)."""
+        return Image(self.metadata_version, dict(self.finalized), self.kraft_version, tree_copy(self.brokers),
+                     tree_copy(self.controllers), tree_copy(self.payload))
+
+
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def tree_copy(value: Any) -> Any:
+    """copy.deepcopy of plain data (dicts, lists, tuples of str / int / float / bool / None), made
+    directly; anything else is left to copy.deepcopy.  (Like deepcopy, a tuple of atoms is kept as
+    it is.  Unlike it, an object reachable twice is copied twice: image data never shares one.)"""
+    t = type(value)
+    if t in _ATOMS:
+        return value
+    if t is dict:
+        return {k: v if type(v) in _ATOMS else tree_copy(v) for k, v in value.items()}
+    if t is list:
+        return [v if type(v) in _ATOMS else tree_copy(v) for v in value]
+    if t is tuple:
+        if all(type(v) in _ATOMS for v in value):
+            return value
+        return tuple(tree_copy(v) for v in value)
+    return copy.deepcopy(value)
 
 
 class ReplayError(Exception):

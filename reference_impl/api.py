@@ -3,14 +3,13 @@ plain-data outcomes (the wire contract of the suite)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
 from . import _controller as ctl
 from . import _tools as tools
 from ._catalog import DEFAULT_PROFILE, KRAFT, MV, Profile, load_profile
-from ._cluster import Image, Node, image_records, node_from_spec, parse_ranges, replay
+from ._cluster import Image, Node, image_records, node_from_spec, parse_ranges, replay, tree_copy
 from ._command_schema import command_problem
 from ._errors import ERROR_CODES, INVALID_COMMAND, InputError, KafkaError
 
@@ -20,6 +19,7 @@ OPS = (
     "load_snapshot", "load_coordinator", "state",
 )
 
+_OP_METHODS = {op: f"_op_{op}" for op in OPS}  # op -> handler method (looked up per call: subclasses, patches)
 DEFAULT_CONTROLLER_ID = 3000
 _REGISTRATION_RECORDS = {"RegisterBrokerRecord", "UnregisterBrokerRecord", "RegisterControllerRecord"}
 
@@ -48,8 +48,6 @@ class Cluster:
         self._registrations = 0
         self._support_key: tuple[Any, ...] | None = None
         self._support: dict[str, tuple[int, int] | None] = {}
-        self._dispatch: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            op: getattr(self, f"_op_{op}") for op in OPS}
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -110,12 +108,13 @@ class Cluster:
         well-formed command naming what cannot be, e.g. an unknown profile).  Any other exception is
         a bug of the reference and propagates: it must never become an expected outcome."""
         op = command.get("op") if isinstance(command, dict) else None
-        handler = self._dispatch.get(op) if isinstance(op, str) else None
-        if handler is None:
+        method = _OP_METHODS.get(op) if isinstance(op, str) else None
+        if method is None:
             return self.invalid({"op": op}, f"unknown op {op!r}; known ops: {', '.join(OPS)}")
         problem = command_problem(command["op"], command)  # op is a str here: it named a handler
         if problem is not None:
             return self.invalid({"op": op}, problem)
+        handler: Callable[[dict[str, Any]], dict[str, Any]] = getattr(self, method)  # a subclass may override it
         try:
             return handler(command)
         except KafkaError as e:
@@ -294,16 +293,18 @@ class Cluster:
             return self.invalid(out, f"snapshot: metadata.version {level} is unknown to {p.name}")
         from ._cluster import PAYLOAD_KINDS
 
-        image = self.image.copy()
-        lost = [pl for pl in image.payload if PAYLOAD_KINDS[pl["kind"]][1] > level]
+        img = self.image
+        lost = [pl for pl in img.payload if PAYLOAD_KINDS[pl["kind"]][1] > level]
         if lost and not cmd.get("allow_loss", False):
             return self.err(out, "INVALID_UPDATE_VERSION", f"A snapshot at {p.mv_name(level)} cannot express "
                             f"{len(lost)} record(s) of {', '.join(sorted({x['kind'] for x in lost}))}.", "SNAP-01")
-        image.payload = [pl for pl in image.payload if pl not in lost]
-        image.metadata_version = level
+        # The image as the snapshot writes it: image_records only reads it and copies what it takes,
+        # so the live image's parts serve; what is lost is handed out as copies.
+        image = Image(level, img.finalized, img.kraft_version, img.brokers, img.controllers,
+                      [pl for pl in img.payload if pl not in lost])
         out["snapshot"] = {"metadata_version": level, "end_offset": self.epoch, "records": image_records(image),
                            "cluster_id": self.cluster_id}
-        out["lost"] = lost
+        out["lost"] = tree_copy(lost)
         return self.ok(out)
 
     def _op_load_snapshot(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -337,7 +338,7 @@ class Cluster:
                         for b, r in sorted(img.brokers.items())},
             "controllers": {str(c): {k: list(v) for k, v in sorted(r["features"].items())}
                             for c, r in sorted(img.controllers.items())},
-            "payload": copy.deepcopy(img.payload),
+            "payload": tree_copy(img.payload),
         })
 
 

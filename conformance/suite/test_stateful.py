@@ -19,9 +19,12 @@ Invariants (numbers as in the suite's documentation):
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +71,7 @@ class Run:
         # Hypothesis derives a derandomized run's seed from the factory's source; a partial has none,
         # so editing the machine does not reshuffle the kfc-ci run (`variant` picks another seed).
         factory = functools.partial(self.machine(), **({"variant": variant} if variant else {}))
-        with without_local_constants(name == hypothesis_profiles.DEFAULT):
+        with without_local_constants(name == hypothesis_profiles.DEFAULT), _collector_ignoring_what_lives_now():
             run_state_machine_as_test(factory, settings=settings.get_profile(name))  # type: ignore[arg-type]  # any factory
 
 
@@ -323,6 +326,21 @@ class FeatureMachine(RuleBasedStateMachine):
         if newer.ok and _newer_or_same(writer, reader):
             projected = project(newer.state, cmd["coordinator"], reader)
             assert out["state"] == projected, "invariant 10: older loader state != projection of newer state"
+
+
+@contextlib.contextmanager
+def _collector_ignoring_what_lives_now() -> Iterator[None]:
+    """gc.freeze for the run: what is alive when it starts (modules, the test session's objects)
+    outlives it, so the cyclic collector need not walk it again every few thousand allocations;
+    unfrozen after, so nothing stays uncollectable."""
+    if gc.get_freeze_count():  # someone else froze: leave their arrangement alone
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _newer_or_same(writer: str, reader: str) -> bool:
