@@ -120,13 +120,10 @@ class DrawChooser:
         from hypothesis import strategies as st
 
         self.data, self.st = data, st
-        conjecture = getattr(data, "conjecture_data", None)
+        from ._hypothesis_seam import direct_draw
+
         # One chooser serves one rule of one test case: whether notes are wanted does not change.
-        try:
-            direct = _should_note is not None and not _should_note()
-        except Exception:  # noqa: BLE001 - not inside a test case: plain draws
-            direct = False
-        self._direct = getattr(conjecture, "draw", None) if direct else None
+        self._direct = direct_draw(data)
 
     def _draw(self, strategy: Any, label: str) -> Any:
         if self._direct is None:
@@ -164,12 +161,6 @@ class DrawChooser:
         slots = [o for o, w in zip(options, weights, strict=True) if w > 0
                  for _ in range(max(1, round(20 * w / total)))]
         return self.pick(slots, label)
-
-
-try:  # tells when Hypothesis is about to report a failing example (its notes are wanted then)
-    from hypothesis.control import should_note as _should_note
-except ImportError:  # pragma: no cover - a Hypothesis without it: plain data.draw throughout
-    _should_note = None  # type: ignore[assignment]
 
 
 class Grammar:

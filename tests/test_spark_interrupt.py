@@ -55,13 +55,16 @@ def _kill_session(sid: int) -> None:
         time.sleep(0.1)
 
 
-def _has(fragment: str) -> Callable[[list[tuple[int, str]]], bool]:
-    return lambda procs: any(fragment in cmd for _, cmd in procs)
+def _has(*fragments: str) -> Callable[[list[tuple[int, str]]], bool]:
+    return lambda procs: any(f in cmd for _, cmd in procs for f in fragments)
 
 
 # When to send the signal: (what must be running, seconds to wait after that)
 MOMENTS = {
-    "launch": (_has("spark-submit"), 0.0),  # spark-submit's script is building the JVM's command
+    # spark-submit's scripts exec one another within milliseconds, too fast to catch reliably on a
+    # loaded machine: the launch moment is the first sign of any of them, the fresh JVM included.
+    "launch": (_has("spark-submit", "spark-class", "org.apache.spark.launcher.Main",
+                    "org.apache.spark.deploy.SparkSubmit"), 0.0),
     "jvm": (_has("org.apache.spark.deploy.SparkSubmit"), 1.5),  # the driver JVM boots, pyspark connects
     "job": (_has("pyspark.daemon"), 0.5),  # Python workers run tasks
 }

@@ -8,11 +8,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.suite import _hypothesis_seam
+from conformance import _hypothesis_seam
 
 
 def test_the_private_hypothesis_api_is_where_the_seam_expects_it() -> None:
-    assert _hypothesis_seam.available(), "hypothesis moved _get_local_constants / CONSTANTS_CACHE: update the seam"
+    assert _hypothesis_seam.available(), "hypothesis moved the internals conformance._hypothesis_seam uses: update the seam"
 
 
 def _draws() -> list[Any]:

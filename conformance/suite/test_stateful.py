@@ -40,10 +40,10 @@ from hypothesis.stateful import (
 )
 
 from conformance import hypothesis_profiles
+from conformance._hypothesis_seam import without_local_constants
 from conformance.grammar import KRAFT, MV, DrawChooser, Grammar
 from conformance.plugin import report_dir
 from conformance.session import Coverage, Session
-from conformance.suite._hypothesis_seam import without_local_constants
 from conformance.suite._support import fail_with_trace, load_traces
 from reference_impl import load_profile, profile_names
 
