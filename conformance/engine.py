@@ -36,6 +36,10 @@ class Reference(Protocol):
     def apply(self, command: dict[str, Any]) -> dict[str, Any]: ...
 
 
+class StateNotStated(Exception):
+    """A live target's stated state is one the reference cannot start from."""
+
+
 @dataclass(slots=True)
 class StepResult:
     """One step: the command, the expected outcome, what the target answered and how it differs.
@@ -123,13 +127,27 @@ class Lockstep:
         self.steps: list[StepResult] = []
         self.count = 0  # steps so far (set-up excluded)
         self.first: StepResult | None = None  # the first step that diverged or failed
+        self.live = False  # the target is a running cluster: epochs are offsets it may move on its own
+        self.state: Command | None = None  # a live target's stated state, where the reference started
         self._outcome_ok = outcome_check()
 
     def start(self, profile: str | None, initial: Iterable[Command] = ()) -> StepResult | None:
-        """Reset the target and apply the set-up commands (not compared); a failure is returned."""
+        """Reset the target and apply the set-up commands (not compared); a failure is returned.
+        A live target (one that states its state instead of being reset) gets no set-up: the
+        reference starts from the state it states."""
         try:
             if self.target is not None:
                 self.target.reset(profile)
+                observed = getattr(self.target, "observed_state", None)
+                self.state = observed() if observed is not None else None
+            if self.state is not None:
+                self.live = True
+                if self.reference is not None:
+                    out = self.reference.apply(self.state)
+                    if out.get("error") != "NONE":
+                        raise StateNotStated(f"the reference cannot start from the target's stated state: "
+                                             f"{out.get('error')}: {out.get('message')}")
+                return None
             for cmd in initial:
                 if self.reference is not None:
                     self.reference.apply(cmd)
@@ -177,7 +195,7 @@ class Lockstep:
                                   failure=problem)
         if actual == expected:  # decided in C
             return StepResult(index, command, expected, actual)
-        diffs = differences(expected, actual, messages=self.messages, capabilities=self.capabilities)
+        diffs = differences(expected, actual, messages=self.messages, capabilities=self.capabilities, live=self.live)
         return StepResult(index, command, expected, actual, tuple(diffs))
 
     def replay(self, steps: Iterable[dict[str, Any]], stop_at_first: bool = True, *, keep_passing: bool = True) -> None:

@@ -170,6 +170,20 @@ class Grammar:
         self.profile: Profile = load_profile(profile)
         self.names = list(profile_names())
         self.kinds = [k for k in KINDS if k != "kip1155_downgrade" or self.profile.behaviour["kip1155"]]
+        # A live cluster (conformance.live): its own node ids stay untouched by registrations, only
+        # nodes it shows are asked, and the absent node is one it does not have.
+        self.broker_ids: tuple[int, ...] = BROKER_IDS
+        self.stray_broker, self.absent_node = 4, 99
+        self.visible: set[int] | None = None
+        self.synthetic_only = False
+
+    def live(self, ids: set[int]) -> Grammar:
+        """Set the pools for a live cluster whose nodes have these ids."""
+        top = max([*ids, 0]) + 1
+        self.broker_ids = (top, top + 1, top + 2)
+        self.stray_broker, self.absent_node = top + 3, top + 99
+        self.visible, self.synthetic_only = set(ids), True
+        return self
 
     # -- value pools ----------------------------------------------------------------------------
     def bootstrap_levels(self, production: bool = True) -> list[int]:
@@ -202,8 +216,11 @@ class Grammar:
     def probe_nodes(self, cluster: Cluster) -> list[int]:
         """Nodes to ask: registered brokers, controllers, a node that is not there, brokers that left."""
         img = cluster.image
-        return [*sorted(img.brokers), *cluster.controllers, 99,
-                *sorted(n for n in cluster.nodes if n not in img.brokers)]
+        nodes = [*sorted(img.brokers), *cluster.controllers, self.absent_node,
+                 *sorted(n for n in cluster.nodes if n not in img.brokers)]
+        if self.visible is not None:
+            nodes = [n for n in nodes if n in self.visible or n == self.absent_node]
+        return nodes
 
     # -- set-up ---------------------------------------------------------------------------------
     def format(self, ch: Chooser, *, valid: bool = False) -> dict[str, Any]:
@@ -273,7 +290,7 @@ class Grammar:
 
     # -- registration ---------------------------------------------------------------------------
     def register_broker(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
-        node = ch.pick(BROKER_IDS, "broker") if ch.chance(0.95, "known broker id") else 4
+        node = ch.pick(self.broker_ids, "broker") if ch.chance(0.95, "known broker id") else self.stray_broker
         cmd: dict[str, Any] = {"op": "register", "role": "broker", "node": node}
         if ch.chance(0.08, "explicit ranges"):  # a third-party node: ranges instead of a release
             base = load_profile(self.software(ch)).supported("broker")
@@ -325,10 +342,11 @@ class Grammar:
                  "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}]
 
     def unregister(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
-        registered = sorted(cluster.image.brokers)
+        registered = sorted(n for n in cluster.image.brokers if not self.synthetic_only or n in self.broker_ids)
         if registered and ch.chance(0.75, "a registered broker"):
             return {"op": "unregister", "node": ch.pick(registered, "broker")}
-        return {"op": "unregister", "node": ch.pick((*BROKER_IDS, 9), "broker")}
+        return {"op": "unregister", "node": ch.pick((*self.broker_ids, 9 if not self.synthetic_only
+                                                       else self.absent_node), "broker")}
 
     # -- updates --------------------------------------------------------------------------------
     def update_features(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:

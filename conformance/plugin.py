@@ -40,11 +40,14 @@ RESULTS = pytest.StashKey[list[dict[str, Any]]]()
 PROVIDED = pytest.StashKey[tuple[Any, dict[str, Any]]]()  # (target, hello) of this run
 OWNED = pytest.StashKey[Any]()  # a target the plugin made, closed at the end
 EXPECTATIONS = pytest.StashKey[Any]()  # conformance.expectations.Expectations of --kfc-expectations
+LIVE = pytest.StashKey[Any]()  # conformance.live.context.LiveContext of a live target, or None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "kfc_rule(*ids): the conformance test checks these rule ids")
+    config.addinivalue_line("markers", "kfc_tier(name): the live tier the test belongs to")
+    config.addinivalue_line("markers", "kfc_not_here: a placeholder test for another kind of target (deselected)")
     config.stash[RESULTS] = []
     if str(config.getoption("--hypothesis-profile", None) or "").startswith("kfc-"):
         # Before Hypothesis's own pytest_configure loads the profile by name.
@@ -66,6 +69,11 @@ def report_dir(config: pytest.Config) -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Tests that only exist for another kind of target (live tiers on a resettable one) are not part of the run.
+    foreign = [i for i in items if i.get_closest_marker("kfc_not_here")]
+    if foreign:
+        config.hook.pytest_deselected(items=foreign)
+        items[:] = [i for i in items if not i.get_closest_marker("kfc_not_here")]
     exp = config.stash.get(EXPECTATIONS, None)
     if exp is None:
         return
@@ -91,6 +99,32 @@ def suite_target(config: pytest.Config) -> tuple[Any, dict[str, Any]]:
             raise pytest.UsageError(f"target {spec}: {e}") from None
         config.stash[OWNED] = target
     return config.stash[PROVIDED]
+
+
+def live_context(config: pytest.Config) -> Any:
+    """The run's LiveContext when the target is a running cluster (its hello names tiers), else None."""
+    if LIVE not in config.stash:
+        target, hello = suite_target(config)
+        ctx = None
+        if hello.get("tiers") is not None:
+            from reference_impl import DEFAULT_PROFILE
+
+            from .live.context import build
+
+            ctx = build(target, config.getoption("--kfc-profile") or hello.get("profile") or DEFAULT_PROFILE)
+            _write_observation(config, ctx)
+        config.stash[LIVE] = ctx
+    return config.stash[LIVE]
+
+
+def _write_observation(config: pytest.Config, ctx: Any) -> None:
+    """The cluster as observed: report/cluster.txt (the table) and report/cluster.json."""
+    from .live.table import observation_json, observation_lines
+
+    out = report_dir(config)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cluster.txt").write_text("\n".join(observation_lines(ctx)) + "\n")
+    (out / "cluster.json").write_text(json.dumps(observation_json(ctx), indent=1, default=str) + "\n")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -172,7 +206,7 @@ class _Results:
         self.config.stash[RESULTS].append({
             "nodeid": report.nodeid, "status": status, "duration": round(report.duration, 4),
             "rules": props.get("kfc_rules", []), "divergence": props.get("kfc_divergence"),
-            "repro": props.get("kfc_repro"),
+            "repro": props.get("kfc_repro"), "tier": props.get("kfc_tier"), "restore": props.get("kfc_restore"),
             "summary": _first_line(report) if report.failed or report.skipped else None})
 
     @pytest.hookimpl(trylast=True)
@@ -186,7 +220,8 @@ class _Results:
         counts: dict[str, int] = {}
         for r in results:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
-        checked = sum(counts.get(k, 0) for k in ("passed", "failed", "xfailed", "unexpectedly-passed"))
+        # An expected failure checks nothing: a run of skips and xfails only is no conformance.
+        checked = sum(counts.get(k, 0) for k in ("passed", "failed", "unexpectedly-passed"))
         if checked == 0 and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # a run that checked nothing is no pass
         failed = counts.get("failed", 0) + counts.get("unexpectedly-passed", 0)
@@ -204,6 +239,9 @@ class _Results:
             "tests": sorted(results, key=lambda r: r["nodeid"]),
             "coverage": _merged_coverage(out / "coverage"),
         }
+        restore = next((dict(r["restore"]) for r in results if r.get("restore")), None)
+        if restore:
+            summary["restore"] = restore
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
 
 

@@ -35,6 +35,8 @@ def open_target(target_spec: str, profile: str | None) -> tuple[Any, str, dict[s
     except (ValueError, TargetError) as e:
         raise RunError(str(e)) from None
     try:
+        if profile and getattr(target, "accepts_profile", False):
+            target.profile = load_profile(profile).name  # a live cluster's release, as the user names it
         hello = target.hello()
         return target, load_profile(profile or hello.get("profile") or DEFAULT_PROFILE).name, hello
     except TargetError as e:
@@ -58,7 +60,8 @@ class ProvidedTarget:
 
 
 def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path, *, expectations: str | None = None,
-               workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None) -> list[str]:
+               workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None,
+               select: str | None = None) -> list[str]:
     args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider",
             "--kfc-target", target, "--kfc-profile", profile, "--hypothesis-profile", f"kfc-{hypothesis_profile}",
             "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
@@ -69,6 +72,8 @@ def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path,
         args += ["-n", workers]
     if exitfirst:
         args.append("-x")
+    if select:
+        args += ["-k", select]
     return args + (extra or [])
 
 

@@ -42,6 +42,7 @@ class Cluster:
         self.active_id = DEFAULT_CONTROLLER_ID
         self.nodes: dict[int, Node] = {}  # brokers that have run (registered at least once)
         self.log: list[dict[str, Any]] = []
+        self.log_start = 0  # offset of log[0]: a state restored at a live cluster's offset starts there
         self.image = Image()
         self.formatted = False
         self.latest_snapshot: dict[str, Any] | None = None
@@ -56,12 +57,12 @@ class Cluster:
 
     @property
     def epoch(self) -> int:
-        return len(self.log) - 1
+        return self.log_start + len(self.log) - 1
 
     def append(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out = []
         for r in records:
-            r = {**r, "offset": len(self.log)}
+            r = {**r, "offset": self.log_start + len(self.log)}
             replay(self.image, r)
             self.log.append(r)
             out.append(r)
@@ -143,7 +144,7 @@ class Cluster:
         self.static_quorum = not dynamic
         self.active_id = controllers[0].id
         self.nodes = {}
-        self.log = []
+        self.log, self.log_start = [], 0
         self.image = Image()
         self._registrations += 1
         self.image.kraft_version = levels.get(KRAFT, 0)
@@ -156,24 +157,63 @@ class Cluster:
         return self.ok(out)
 
     def _op_restore_state(self, cmd: dict[str, Any]) -> dict[str, Any]:
-        """Start from stated finalized levels (a state captured from a real cluster); no tool checks."""
+        """Start from a stated state -- one captured from a running cluster -- without tool or
+        registration checks: a real cluster can be where no command sequence leads (an old or fenced
+        broker whose range misses a finalized level, a node that omits a feature, static voters at
+        kraft.version 1 after an upgrade).  Records: metadata.version, the other finalized levels,
+        then the registered controllers and brokers; `epoch` pads the log with NoOpRecords up to that
+        offset, `end_offset` instead places the records so the last one sits at that offset."""
         specs = cmd.get("controllers") or [{"id": DEFAULT_CONTROLLER_ID}]
         controllers = [node_from_spec(s, "controller", self.default_software) for s in specs]
+        ids = [n.id for n in controllers]
+        if len(set(ids)) != len(ids):
+            raise InputError(f"restore_state: controller ids repeat: {ids}")
+        active = cmd.get("active_controller", ids[0])
+        if active not in ids:
+            raise InputError(f"restore_state: active_controller {active} is not among the controllers {ids}")
+        by_id = {n.id: n for n in controllers}
         mv = int(cmd["metadata_version"])
-        if controllers[0].profile.mv(mv) is None:
-            raise InputError(f"restore_state: metadata.version {mv} is unknown to {controllers[0].profile.name}")
-        self.controllers = {n.id: n for n in controllers}
-        self.voters = [n.id for n in controllers]
-        self.active_id = controllers[0].id
-        self.nodes, self.log, self.image, self.formatted = {}, [], Image(), True
+        if by_id[active].profile.mv(mv) is None:
+            raise InputError(f"restore_state: metadata.version {mv} is unknown to {by_id[active].profile.name}")
+        voters = list(cmd.get("voters", ids))
+        strangers = sorted(set(voters) - set(ids))
+        if strangers:
+            raise InputError(f"restore_state: voter(s) {strangers} are not among the controllers {ids}")
+        brokers = [node_from_spec(s, "broker", self.default_software) for s in cmd.get("brokers") or []]
+        clash = sorted({b.id for b in brokers} & set(ids))
+        if clash or len({b.id for b in brokers}) != len(brokers):
+            raise InputError(f"restore_state: broker ids repeat or name a controller: {[b.id for b in brokers]}")
+        if "epoch" in cmd and "end_offset" in cmd:
+            raise InputError("restore_state: give epoch (pad with NoOpRecords) or end_offset, not both")
+        kraft = int(cmd.get("kraft_version", 0))
+        self.controllers, self.voters, self.active_id = by_id, voters, active
+        self.nodes = {b.id: b for b in brokers}
+        self.log, self.log_start, self.image, self.formatted = [], 0, Image(), True
         self._registrations += 1
-        self.image.kraft_version = int(cmd.get("kraft_version", 0))
-        self.static_quorum = not self.image.kraft_version
+        self.image.kraft_version = kraft
+        # A static quorum (controller.quorum.voters) may run kraft.version 1 after an upgrade (4.1+).
+        self.static_quorum = not cmd.get("dynamic_quorum", bool(kraft))
+        if cmd.get("cluster_id") is not None:
+            self.cluster_id = str(cmd["cluster_id"])
         finalized = {str(k): int(v) for k, v in (cmd.get("finalized") or {}).items()}
-        recs = [{"type": "FeatureLevelRecord", "name": MV, "level": mv}]
+        recs: list[dict[str, Any]] = [{"type": "FeatureLevelRecord", "name": MV, "level": mv}]
         recs += [{"type": "FeatureLevelRecord", "name": n, "level": lv} for n, lv in sorted(finalized.items()) if lv]
-        pad = int(cmd.get("epoch", 0)) - len(recs) + 1
-        recs += [{"type": "NoOpRecord"}] * max(0, pad)  # reach the captured epoch
+        for spec, n in zip(specs, controllers, strict=True):
+            if spec.get("registered", False):
+                recs.append({"type": "RegisterControllerRecord", "controller_id": n.id, "incarnation": f"restored-c{n.id}",
+                             "features": {k: list(v) for k, v in sorted(n.ranges().items())}})
+        for b in brokers:
+            recs.append({"type": "RegisterBrokerRecord", "broker_id": b.id, "incarnation": f"restored-{b.id}",
+                         "features": {k: list(v) for k, v in sorted(b.ranges().items())}})
+        if "end_offset" in cmd:
+            start = int(cmd["end_offset"]) - len(recs) + 1
+            if start < 0:
+                raise InputError(f"restore_state: end_offset {cmd['end_offset']} is below the {len(recs)} "
+                                 f"record(s) this state needs")
+            self.log_start = start
+        else:
+            pad = int(cmd.get("epoch", 0)) - len(recs) + 1
+            recs += [{"type": "NoOpRecord"}] * max(0, pad)  # reach the captured epoch
         out = {"op": "restore_state", "records": self.append(recs)}
         return self.ok(out)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class Rule:
     id: str
     kip: str
-    area: str  # format | update | registration | api-versions | downgrade | coordinator | tools
+    area: str  # format | update | registration | api-versions | downgrade | coordinator | tools | observe
     statement: str
 
 
@@ -45,6 +45,12 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP584-REG-06", "registration", "a BrokerRegistration version above the controller's maximum fails with UNSUPPORTED_VERSION"),
     ("KIP584-REPLAY-01", "registration", "a controller whose software cannot replay a finalized level cannot start"),
     ("KIP584-REG-07", "registration", "without a metadata.version range (3.x) the broker is taken to support only the minimum KRaft version"),
+    # Observed on a running cluster (conformance.live.checks; the observe tier)
+    ("KIP584-OBS-01", "observe", "every finalized level lies in the supported range of every node"),
+    ("KIP584-OBS-02", "observe", "ApiVersions sends each finalized level as min_version_level = max_version_level"),
+    ("KIP584-OBS-03", "observe", "the finalized epoch never goes back, and levels hold while nothing is written"),
+    ("KIP584-OBS-04", "observe", "brokers and controllers report the same finalized levels"),
+    ("KIP584-OBS-05", "observe", "a node advertises its release's ApiVersions, UpdateFeatures and BrokerRegistration maxima"),
     # --- KIP-778: metadata.version -----------------------------------------------------------
     ("KIP778-MV-01", "update", "an unknown metadata.version level is rejected"),
     ("KIP778-MV-02", "update", "metadata.version cannot go below the minimum (3.3-IV0 in 3.x, 3.3-IV3 in 4.x)"),
@@ -52,6 +58,7 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP778-MV-04", "downgrade", "a SAFE_DOWNGRADE of metadata.version across a metadata change is refused"),
     ("KIP778-MV-05", "downgrade", "an UNSAFE_DOWNGRADE of metadata.version across a metadata change is refused (not implemented)"),
     ("KIP778-PAY-01", "update", "a metadata record needs the metadata.version that introduced it"),
+    ("KIP778-OBS-01", "observe", "a KRaft cluster finalizes metadata.version and every node advertises its range"),
     # --- KIP-919: controller registration ----------------------------------------------------
     ("KIP919-CREG-01", "registration", "controller registration needs metadata.version 3.7-IV0 or later"),
     ("KIP919-UPD-01", "update", "from 3.7-IV0 every registered controller must support the new level"),
@@ -86,6 +93,7 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP1022-API-01", "api-versions", "ApiVersions below v4 omits supported ranges whose minimum is 0"),
     ("KIP1022-REG-01", "registration", "BrokerRegistration below v4 omits features whose minimum is 0"),
     ("KIP1022-REG-02", "registration", "a 4.x controller rejects a registration without a metadata.version range"),
+    ("KIP1022-OBS-01", "observe", "a node advertises the features of its release, no more and no fewer"),
     # --- KIP-1155: metadata.version downgrade (profile kip-1155 only) -------------------------
     ("KIP1155-DG-01", "downgrade", "a metadata.version downgrade needs every registered node to support the downgrade-capable version"),
     ("KIP1155-DG-02", "downgrade", "metadata.version cannot be downgraded below 3.7-IV0"),

@@ -68,3 +68,22 @@ def fail_with_trace(request: pytest.FixtureRequest, session: Session, d: BaseExc
     request.node.user_properties.append(("kfc_divergence", jsonable(divergence)))
     request.node.user_properties.append(("kfc_repro", line))
     pytest.fail(f"{d}\ncounterexample: {path}\nrepro: {line}", pytrace=False)
+
+
+def record_finding(request: pytest.FixtureRequest, rule: str, problems: list[str], title: str) -> None:
+    """Fail a check that is not a lockstep step (an invariant of what the nodes say), with its rule id
+    and a repro line that runs this one check against the same cluster."""
+    import shlex
+
+    config = request.config
+    name = request.node.name
+    line = (f"kfc check --no-spark --target {shlex.quote(config.getoption('--kfc-target'))} "
+            f"-k {shlex.quote(name)}")
+    divergence = {"step": None, "op": "observe", "rule": rule, "failure": None,
+                  "diffs": [{"field": "invariant", "expected": title, "actual": p, "text": p} for p in problems]}
+    request.node.user_properties.append(("kfc_divergence", divergence))
+    request.node.user_properties.append(("kfc_repro", line))
+    if rule not in dict(request.node.user_properties).get("kfc_rules", []):
+        request.node.user_properties.append(("kfc_rules", [rule]))
+    text = "\n".join(f"    {p}" for p in problems)
+    pytest.fail(f"rule {rule}: {title}\n{text}\nrepro: {line}", pytrace=False)

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from conformance.session import Session
+from conformance.live.checks import example_precondition
+from conformance.plugin import live_context
 from conformance.suite._support import load_traces, needs, run_steps
 
 REGRESSIONS = {t["id"]: t for t in load_traces("regressions")}
@@ -19,6 +21,17 @@ def test_regression(request: pytest.FixtureRequest, trace_id: str, kfc_target: A
     trace = REGRESSIONS[trace_id]
     if trace["profile"] != kfc_profile:
         pytest.skip(f"regression recorded for {trace['profile']}, this run checks {kfc_profile}")
+    live = live_context(request.config)
+    if live is not None:
+        whole = {"profile": trace["profile"],
+                 "steps": [{"command": c} for c in trace.get("initial", [])] + list(trace["steps"])}
+        first, failed = example_precondition(whole, live, kfc_capabilities)
+        if failed:
+            pytest.skip(f"precondition: {failed}")
+        session = Session(kfc_target, trace["profile"])
+        run_steps(request, session, [s["command"] for s in whole["steps"][first:]], trace.get("source", trace["id"]),
+                  trace.get("rules", []))
+        return
     needs(trace, kfc_capabilities)
     session = Session(kfc_target, trace["profile"])
     for cmd in trace.get("initial", []):

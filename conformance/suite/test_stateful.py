@@ -42,7 +42,7 @@ from hypothesis.stateful import (
 from conformance import hypothesis_profiles
 from conformance._hypothesis_seam import without_local_constants
 from conformance.grammar import KRAFT, MV, DrawChooser, Grammar
-from conformance.plugin import report_dir
+from conformance.plugin import live_context, report_dir
 from conformance.session import Coverage, Session
 from conformance.suite._support import fail_with_trace, load_traces
 from reference_impl import load_profile, profile_names
@@ -57,8 +57,9 @@ FAMILIES = {"KIP584", "KIP778", "KIP919", "KIP1022"}
 class Run:
     """One run of the machine: target, profile, capabilities, coverage, and the last machine."""
 
-    def __init__(self, target: Any, profile: str, capabilities: frozenset[str]):
+    def __init__(self, target: Any, profile: str, capabilities: frozenset[str], live: Any = None):
         self.target, self.profile, self.capabilities = target, profile, capabilities
+        self.live = live  # conformance.live.context.LiveContext of a running cluster, or None
         self.coverage = Coverage()
         self.last: FeatureMachine | None = None
 
@@ -82,6 +83,11 @@ class FeatureMachine(RuleBasedStateMachine):
         super().__init__()
         self.run.last = self
         self.grammar = Grammar(self.run.profile)
+        live = self.run.live
+        self.live = live is not None
+        self.mutate = live is None or "mutate" in live.tiers
+        if live is not None:
+            self.grammar.live(live.visible)
         self.profile = self.grammar.profile
         self.session = Session(self.run.target, self.run.profile, coverage=self.run.coverage, allure_steps=False,
                                capabilities=self.run.capabilities)
@@ -102,9 +108,17 @@ class FeatureMachine(RuleBasedStateMachine):
     def step(self, command: dict[str, Any]) -> dict[str, Any]:
         return self.session.step(command)
 
+    @property
+    def watched(self) -> int:
+        """The node whose describe states the cluster: the active controller, on a live cluster the
+        first node it shows when its controller is not observed."""
+        if self.grammar.visible is None or self.ref.active_id in self.grammar.visible:
+            return int(self.ref.active_id)
+        return min(self.grammar.visible)
+
     def observe(self) -> dict[str, Any]:
         """describe through the active controller (ApiVersions v4), with invariants 3, 5, 7."""
-        out = self.step({"op": "describe", "node": self.ref.active_id})  # the node's newest ApiVersions
+        out = self.step({"op": "describe", "node": self.watched})  # the node's newest ApiVersions
         if out["error"] != "NONE":
             return self.obs or {}
         fin = out["finalized"]
@@ -125,6 +139,8 @@ class FeatureMachine(RuleBasedStateMachine):
     def check_ranges(self, fin: dict[str, int]) -> None:
         """Invariant 1, from each registered node's own ApiVersions v4."""
         for node in sorted(self.brokers) + [c for c in self.ref.voters if c in self.ref.image.controllers]:
+            if self.grammar.visible is not None and node not in self.grammar.visible:
+                continue  # a synthetic node on a live cluster has no listener to ask
             out = self.step({"op": "api_versions", "node": node})
             if out["error"] != "NONE" or out.get("supported") is None:
                 continue
@@ -160,7 +176,22 @@ class FeatureMachine(RuleBasedStateMachine):
     # -- set-up -----------------------------------------------------------------------------------
     @initialize(data=st.data())
     def format_cluster(self, data: st.DataObject) -> None:
+        if self.live:
+            # A running cluster starts where it is: its brokers, none of them checked by us for kraft.version.
+            self.brokers = set(self.ref.image.brokers)
+            self.observe()
+            return
         self._format(DrawChooser(data))
+
+    def send(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """Without the mutate tier an update is a probe: validate_only, at v1 or later."""
+        if cmd.get("op") != "update_features":
+            return cmd
+        # kraft.version changes the quorum's own protocol and never goes back: on a live cluster it is only probed.
+        irreversible = self.live and any(u.get("feature") == KRAFT for u in cmd.get("updates", []))
+        if not self.mutate or irreversible:
+            cmd = {**cmd, "validate_only": True, "version": max(1, cmd.get("version", 1))}
+        return cmd
 
     def _format(self, ch: DrawChooser) -> None:
         if self.step(self.grammar.format(ch))["error"] != "NONE":
@@ -197,7 +228,7 @@ class FeatureMachine(RuleBasedStateMachine):
                     f"invariant 8: BrokerRegistration v{version} carried a min-0 range: {out['sent_features']}")
         self.observe()
 
-    @precondition(lambda self: self.can("register") and len(self.ref.voters) > 1)
+    @precondition(lambda self: self.can("register") and len(self.ref.voters) > 1 and not self.live)
     @rule(data=st.data())
     def register_controller(self, data: st.DataObject) -> None:
         self.step(self.grammar.register_controller(DrawChooser(data), self.ref))
@@ -212,7 +243,8 @@ class FeatureMachine(RuleBasedStateMachine):
             self.kraft_checked.discard(cmd["node"])
         self.observe()
 
-    @precondition(lambda self: self.can("register") and self.can("update_features") and len(self.ref.voters) > 1)
+    @precondition(lambda self: self.can("register") and self.can("update_features") and len(self.ref.voters) > 1
+                  and not self.live)
     @rule(data=st.data())
     def controller_rollback(self, data: st.DataObject) -> None:
         register, upgrade = self.grammar.controller_rollback(DrawChooser(data), self.ref)
@@ -237,6 +269,7 @@ class FeatureMachine(RuleBasedStateMachine):
         self._update(self.grammar.kip1155_downgrade(DrawChooser(data), self.ref))
 
     def _update(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        cmd = self.send(cmd)
         before = self.obs or self.observe()
         out = self.step(cmd)
         expected_records = len(self.session.engine.steps[-1].expected.get("records", []))
@@ -245,13 +278,18 @@ class FeatureMachine(RuleBasedStateMachine):
             r["error"] != "NONE" for r in out["results"].values()))
         fb, fa = before.get("finalized", {}), after.get("finalized", {})
         validate_only = cmd.get("validate_only") and cmd.get("version", 2) >= 1  # v0 has no ValidateOnly
+        # A live cluster's epoch also moves on its own (NoOpRecords, KIP-835): there it may only grow more.
         if failed or validate_only:
-            assert (fa, after.get("epoch")) == (fb, before.get("epoch")), (
-                f"invariant 2: a failed/validate-only update changed {fb}@{before.get('epoch')} "
-                f"to {fa}@{after.get('epoch')}")
+            if self.live:
+                assert fa == fb, f"invariant 2: a failed/validate-only update changed {fb} to {fa}"
+            else:
+                assert (fa, after.get("epoch")) == (fb, before.get("epoch")), (
+                    f"invariant 2: a failed/validate-only update changed {fb}@{before.get('epoch')} "
+                    f"to {fa}@{after.get('epoch')}")
         else:
             grew = after["epoch"] - before["epoch"]
-            assert grew == expected_records, f"invariant 3: epoch grew by {grew}, {expected_records} record(s) applied"
+            assert grew == expected_records or (self.live and grew >= expected_records), (
+                f"invariant 3: epoch grew by {grew}, {expected_records} record(s) applied")
             types = {u["feature"]: (u.get("upgrade_type", "UPGRADE") if cmd.get("version", 2) >= 1 else "UPGRADE")
                      for u in cmd["updates"]}
             for name, old in fb.items():
@@ -353,9 +391,17 @@ def _newer_or_same(writer: str, reader: str) -> bool:
 def test_stateful_model(request: pytest.FixtureRequest, kfc_target: Any, kfc_profile: str,
                         kfc_capabilities: frozenset[str]) -> None:
     name = hypothesis_profiles.resolve(request.config.getoption("--hypothesis-profile", None))
-    if not {"format", "describe"} <= kfc_capabilities:
+    live = live_context(request.config)
+    if live is not None:
+        if "lockstep" in live.blocked:
+            pytest.skip(live.blocked["lockstep"])
+        if "update_features" not in kfc_capabilities:
+            pytest.skip("the stateful model needs UpdateFeatures on a live cluster: "
+                        + live.blocked.get("probe", "tiers probe or mutate"))
+        request.node.user_properties.append(("kfc_tier", "mutate" if "mutate" in live.tiers else "probe"))
+    elif not {"format", "describe"} <= kfc_capabilities:
         pytest.skip("the stateful model needs format and describe from the target")
-    run = Run(kfc_target, kfc_profile, kfc_capabilities)
+    run = Run(kfc_target, kfc_profile, kfc_capabilities, live)
     request.node.user_properties.append(("kfc_rules", []))
     try:
         run.execute(name)
@@ -365,13 +411,31 @@ def test_stateful_model(request: pytest.FixtureRequest, kfc_target: Any, kfc_pro
         fail_with_trace(request, run.last.session, e, f"stateful:{kfc_profile}:{name}", [])
     finally:
         _write_coverage(request, run)
+        if live is not None and "mutate" in live.tiers:
+            _restore_live(request, live)
     if name == hypothesis_profiles.DEFAULT:
         reached = set(run.coverage.ops)
         missing_ops = sorted((GENERATED_OPS & kfc_capabilities) - reached)
         assert not missing_ops, f"coverage: the ci run never reached op(s) {missing_ops}"
-        families = required_families(kfc_profile, kfc_capabilities)
+        # A live cluster starts from one state: the gate there is the families its tiers reach from anywhere.
+        families = {"KIP584"} if live is not None else required_families(kfc_profile, kfc_capabilities)
         missing = sorted(families - run.coverage.families)
         assert not missing, f"coverage: the ci run never reached rule family(ies) {missing}"
+
+
+def _restore_live(request: pytest.FixtureRequest, live: Any) -> None:
+    """Put the starting levels back after the mutate tier; what cannot be restored is reported."""
+    from conformance.live.restore import restore_levels
+
+    report = restore_levels(live.target, live.start_levels, live.profile)
+    out = report_dir(request.config)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "restore.json").write_text(json.dumps(report, indent=1) + "\n")
+    request.node.user_properties.append(("kfc_restore", report))
+    if report["not_restored"]:
+        lines = [f"{r['feature']}: wanted {r['wanted']}, now {r['now']} ({r['why']})" for r in report["not_restored"]]
+        pytest.fail("the mutate tier could not restore the starting levels:\n    " + "\n    ".join(lines),
+                    pytrace=False)
 
 
 def required_families(profile: str, capabilities: frozenset[str]) -> set[str]:

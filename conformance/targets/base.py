@@ -42,6 +42,12 @@ class Target(abc.ABC):
     def reset(self, profile: str | None = None) -> None:
         """Start a fresh cluster (a new test); targets without state may ignore it."""
 
+    def observed_state(self) -> dict[str, Any] | None:
+        """After reset: None when the target is now a fresh cluster; a live target that cannot be
+        reset (a running cluster over `kafka://`) returns the restore_state command stating where it
+        is, and the reference starts from that state."""
+        return None
+
     def close(self) -> None:
         """Release processes, sockets, files."""
 

@@ -230,6 +230,13 @@ class SubprocessTarget(Target):
         if got is not None and not isinstance(got, str):
             self._broken(f"reset response has a non-string 'profile': {_clip(json.dumps(resp))}")
         self.profile = got
+        state = resp.get("state")
+        if state is not None and not (isinstance(state, dict) and state.get("op") == "restore_state"):
+            self._broken(f"reset response's 'state' is not a restore_state command: {_clip(json.dumps(resp))}")
+        self._state = state
+
+    def observed_state(self) -> dict[str, Any] | None:
+        return getattr(self, "_state", None)
 
     def apply(self, command: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(command, dict):

@@ -21,11 +21,37 @@ class WireError(TargetError):
     """The node could not be reached or answered something that is not a Kafka response."""
 
 
+class BudgetExhausted(WireError):
+    """The run's request budget is spent: nothing more is sent."""
+
+
+class Budget:
+    """The run's request budget and rate limit (`?max_requests=`, `?rate=`), shared by every node."""
+
+    def __init__(self, max_requests: int | None = None, rate: float | None = None):
+        self.max_requests, self.rate = max_requests, rate
+        self.spent = 0
+        self._next = 0.0
+
+    def spend(self, where: str, what: str) -> None:
+        if self.max_requests is not None and self.spent >= self.max_requests:
+            raise BudgetExhausted(f"{where}: {what} not sent: the request budget of {self.max_requests} is "
+                                  "spent (max_requests=)")
+        if self.rate:
+            now = time.monotonic()
+            if now < self._next:
+                time.sleep(self._next - now)
+            self._next = max(now, self._next) + 1.0 / self.rate
+        self.spent += 1
+
+
 class NodeClient:
     def __init__(self, host: str, port: int, label: str, *, timeout: float = 5.0, client_id: str = "kfc",
-                 max_frame: int = MAX_FRAME):
+                 max_frame: int = MAX_FRAME, budget: Budget | None = None):
         self.host, self.port, self.label = host, port, label
         self.timeout, self.client_id, self.max_frame = timeout, client_id, max_frame
+        self.budget = budget
+        self.silent: str | None = None  # set when the node stopped answering: later requests fail at once
         self._sock: socket.socket | None = None
         self._ids = itertools.count(1)
 
@@ -67,6 +93,10 @@ class NodeClient:
         return reply
 
     def _roundtrip(self, data: bytes, api_key: int, version: int, corr: int, what: str) -> Any:
+        if self.silent is not None:
+            raise WireError(f"{self.where}: {what} not sent: the node stopped answering earlier ({self.silent})")
+        if self.budget is not None:
+            self.budget.spend(self.where, what)
         deadline = time.monotonic() + self.timeout
         try:
             sock = self._connect()
@@ -79,7 +109,9 @@ class NodeClient:
             raise
         except TimeoutError:
             self.close()
-            raise WireError(f"{self.where}: no {what} response within {self.timeout:g} s") from None
+            # Bounded runs: a node that let one request time out is not waited for again.
+            self.silent = f"no {what} response within {self.timeout:g} s"
+            raise WireError(f"{self.where}: {self.silent}") from None
         except FrameError as e:
             self.close()
             raise WireError(f"{self.where}: {what}: {e}") from None

@@ -17,10 +17,12 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
 from reference_impl import Cluster, InputError, load_profile
+from reference_impl.api import DEFAULT_CONTROLLER_ID
 
 from . import codec
 from .codec import (
@@ -62,13 +64,19 @@ class Reply:
 class BrokerServer:
     def __init__(self, profile: str | None = None, nodes: int = 3, host: str = "127.0.0.1", base_port: int = 9092,
                  release_version: str | None = None, idle_timeout: float = 30.0, max_frame: int = MAX_FRAME,
-                 control: bool = True, log: Any = None):
+                 control: bool = True, log: Any = None, brokers: list[tuple[int, str | None]] | None = None,
+                 controllers: list[tuple[int, str | None]] | None = None,
+                 cluster_factory: Callable[[str], Cluster] | None = None):
         self.profile = load_profile(profile).name
         self.n_brokers, self.host, self.base_port = nodes, host, base_port
+        # The start-up cluster: brokers (id, release) and controllers (id, release; the first is active).
+        self.broker_specs = brokers or [(n, None) for n in range(1, nodes + 1)]
+        self.controller_specs = controllers or [(DEFAULT_CONTROLLER_ID, None)]
+        self.make_cluster: Callable[[str], Cluster] = cluster_factory or Cluster
         self.release_version, self.idle_timeout, self.max_frame = release_version, idle_timeout, max_frame
         self.control_enabled = control
         self.log_stream = log if log is not None else sys.stderr
-        self.cluster = Cluster(self.profile)
+        self.cluster = self.make_cluster(self.profile)
         self.listeners: dict[int, asyncio.Server] = {}
         self.ports: dict[int, int] = {}
         self.hints: dict[tuple[str, int], dict[str, Any]] = {}
@@ -78,19 +86,26 @@ class BrokerServer:
     # -- set-up --------------------------------------------------------------------------------------
     def bootstrap(self) -> None:
         """Format the cluster and register brokers 1..N with the profile's software (InputError on failure)."""
-        p = load_profile(self.profile)
-        rv = self.release_version or p.mv_name(p.mv_latest_production)
-        out = self.cluster.apply({"op": "format", "release_version": rv})
+        p = load_profile(self.controller_specs[0][1] or self.profile)
+        # Default: the newest production metadata.version every node's release supports (mixed software).
+        releases = [load_profile(sw or self.profile) for _, sw in self.broker_specs + self.controller_specs]
+        rv = self.release_version or p.mv_name(min(r.mv_latest_production for r in releases))
+        controllers = [{"id": n, **({"software": sw} if sw else {})} for n, sw in self.controller_specs]
+        out = self.cluster.apply({"op": "format", "release_version": rv, "controllers": controllers})
         if out["error"] != "NONE":
             raise InputError(f"format --release-version {rv}: {out['message']}")
-        for node in range(1, self.n_brokers + 1):
-            out = self.cluster.apply({"op": "register", "role": "broker", "node": node})
+        for node, software in self.broker_specs:
+            cmd: dict[str, Any] = {"op": "register", "role": "broker", "node": node}
+            if software:
+                cmd["software"] = software
+            out = self.cluster.apply(cmd)
             if out["error"] != "NONE":
-                raise InputError(f"registering broker {node}: {out['error']}: {out['message']}")
+                raise InputError(f"registering broker {node}" + (f" ({software})" if software else "")
+                                 + f": {out['error']}: {out['message']}")
 
     async def start(self) -> None:
         base = self.base_port
-        for i, node in enumerate(list(range(1, self.n_brokers + 1)) + [self.cluster.active_id]):
+        for i, node in enumerate([n for n, _ in self.broker_specs] + [n for n, _ in self.controller_specs]):
             await self._listen(node, base + i if base else 0)
         await self.sync_listeners()
 
@@ -434,12 +449,12 @@ class BrokerServer:
         if op == "hello":
             return {"protocol": CONTROL_PROTOCOL, **self.addresses()}
         if op == "reset":
-            self.cluster = Cluster(cmd.get("profile") or self.profile)  # InputError before anything changes
+            self.cluster = self.make_cluster(cmd.get("profile") or self.profile)  # InputError before anything changes
             self.hints.clear()
             await self.sync_listeners()
             return {"protocol": CONTROL_PROTOCOL, **self.addresses()}
         if op == "bootstrap":  # back to the start-up state: formatted, brokers 1..N registered
-            self.cluster = Cluster(cmd.get("profile") or self.profile)
+            self.cluster = self.make_cluster(cmd.get("profile") or self.profile)
             self.hints.clear()
             self.bootstrap()
             await self.sync_listeners()

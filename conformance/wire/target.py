@@ -19,9 +19,16 @@ from urllib.parse import parse_qs
 
 from ..targets.base import Target, TargetError
 from . import codec
-from .client import NodeClient, WireError
+from .client import Budget, NodeClient, WireError
+from .observe import Observation, observe, restore_command, send_request
 
 UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
+# What a live run may do to a running cluster (docs/wire.md): observe reads, probe sends
+# UpdateFeatures with validate_only, mutate changes levels, register adds synthetic nodes.
+TIERS = ("observe", "probe", "mutate", "register")
+DEFAULT_TIERS = ("observe", "probe")
+TIER_OPS = {"observe": ("describe", "api_versions"), "probe": ("update_features",), "mutate": ("update_features",),
+            "register": ("register", "unregister")}
 KIO_MAX = {codec.API_VERSIONS: 4, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}
 # Ops the Kafka protocol cannot express: no RPC formats storage, writes snapshots, loads
 # coordinator records, runs the command-line tools or shows the controller's whole state.
@@ -47,7 +54,8 @@ def parse_spec(spec: str) -> dict[str, Any]:
     if not bootstrap:
         raise ValueError("kafka:// needs at least one HOST:PORT")
     opts = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-    known = {"controller", "timeout", "client_id", "allow_register", "control", "profile"}
+    known = {"controller", "timeout", "client_id", "allow_register", "control", "profile", "tiers", "max_requests",
+             "rate"}
     unknown = sorted(set(opts) - known)
     if unknown:
         raise ValueError(f"kafka:// unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
@@ -58,10 +66,30 @@ def parse_spec(spec: str) -> dict[str, Any]:
     if not 0 < timeout <= 600:
         raise ValueError("kafka:// timeout must be in (0, 600] seconds")
     flag = {"1", "true", "yes", "on"}
+    tiers = [t.strip() for t in opts.get("tiers", ",".join(DEFAULT_TIERS)).split(",") if t.strip()]
+    bad = [t for t in tiers if t not in TIERS]
+    if bad or not tiers:
+        raise ValueError(f"kafka:// tiers: unknown tier(s) {', '.join(bad) or '(none given)'}; known: {', '.join(TIERS)}")
+    allow_register = opts.get("allow_register", "0").lower() in flag
+    if allow_register and "register" not in tiers:
+        tiers.append("register")  # allow_register=1 is the older name of the register tier
     return {"bootstrap": bootstrap, "timeout": timeout, "client_id": opts.get("client_id", "kfc"),
             "controller": _addr(opts["controller"], "kafka:// controller") if opts.get("controller") else None,
-            "allow_register": opts.get("allow_register", "0").lower() in flag,
-            "control": opts.get("control", "0").lower() in flag, "profile": opts.get("profile") or None}
+            "allow_register": "register" in tiers, "tiers": tuple(t for t in TIERS if t in tiers),
+            "control": opts.get("control", "0").lower() in flag, "profile": opts.get("profile") or None,
+            "max_requests": _positive(opts, "max_requests", int), "rate": _positive(opts, "rate", float)}
+
+
+def _positive(opts: dict[str, str], name: str, kind: Any) -> Any:
+    if not opts.get(name):
+        return None
+    try:
+        value = kind(opts[name])
+    except ValueError:
+        raise ValueError(f"kafka:// {name} must be a {'whole ' if kind is int else ''}number, got {opts[name]!r}") from None
+    if value <= 0:
+        raise ValueError(f"kafka:// {name} must be above 0, got {opts[name]!r}")
+    return value
 
 
 def _schema(kind: str, api_key: int, version: int) -> Any:
@@ -73,12 +101,19 @@ def _schema(kind: str, api_key: int, version: int) -> Any:
 
 
 class KafkaTarget(Target):
+    accepts_profile = True  # `kfc check --profile` names the release before the hello infers one
     def __init__(self, spec: str):
         o = parse_spec(spec)
         self.spec = spec
         self.bootstrap: list[tuple[str, int]] = o["bootstrap"]
         self.timeout, self.client_id = o["timeout"], o["client_id"]
         self.allow_register, self.use_control = o["allow_register"], o["control"]
+        self.tiers: tuple[str, ...] = o["tiers"]
+        self.budget = Budget(o["max_requests"], o["rate"])
+        self.observation: Observation | None = None  # live: the cluster as last observed
+        self.evidence: list[str] = []  # live: why the profile is what it is
+        self.notes: list[str] = []  # live: what a tier cannot do on this cluster, and why
+        self.dirty = False  # live: a write happened since the last observation
         self.controller_addr: tuple[str, int] | None = o["controller"]
         self.name = "kafka:" + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
         self.profile = o["profile"]
@@ -101,7 +136,7 @@ class KafkaTarget(Target):
         c = self.clients.get(addr)
         if c is None:
             c = self.clients[addr] = NodeClient(addr[0], addr[1], self.labels.get(addr, "bootstrap"),
-                                                timeout=self.timeout, client_id=self.client_id)
+                                                timeout=self.timeout, client_id=self.client_id, budget=self.budget)
         c.label = self.labels.get(addr, c.label)
         return c
 
@@ -145,10 +180,17 @@ class KafkaTarget(Target):
             else:
                 errors.append(f"DescribeCluster on the controller listener: {codec.error_name(resp.error_code)}")
         found = False
+        if self.observation is not None and not self.use_control:
+            self._take_observation(self.observation)
+            return
         for addr in self.bootstrap + [a for n, a in addresses.items() if n not in self.controllers]:
             try:
-                resp = self.client(addr).request(_schema("request", codec.METADATA, 12)(
-                    topics=(), allow_auto_topic_creation=False, include_topic_authorized_operations=False))
+                hi = self.keys_of(addr).get(codec.METADATA, (0, -1))[1]
+                if hi < 1:
+                    errors.append(f"{addr[0]}:{addr[1]} does not advertise Metadata")
+                    continue
+                resp = send_request(self, addr, codec.METADATA, min(hi, 12), topics=(), allow_auto_topic_creation=False,
+                                    include_topic_authorized_operations=False)
             except WireError as e:
                 errors.append(str(e))
                 continue
@@ -204,36 +246,100 @@ class KafkaTarget(Target):
     # -- the Target contract ----------------------------------------------------------------------------
     def hello(self) -> dict[str, Any]:
         if self._hello is None:
-            caps = {"describe", "api_versions"}
             if self.use_control:
-                self.control({"op": "hello"})
-                caps.add("format")
-            self._invalidate()
-            keys: dict[int, tuple[int, int]] = {}
-            errors = []
-            for addr in ([self.controller_addr] if self.controller_addr else []) + self.bootstrap:
-                try:
-                    for k, r in self.keys_of(addr).items():
-                        keys.setdefault(k, r)
-                except WireError as e:
-                    errors.append(str(e))  # a node that is down now; another one may answer
-            if not keys:
-                raise TargetError(f"{self.name}: no node answered ApiVersions: {'; '.join(errors)}")
-            if codec.UPDATE_FEATURES in keys:
-                caps.add("update_features")
-            if self.allow_register and codec.BROKER_REGISTRATION in keys:
-                caps.add("register")
-            if self.allow_register and codec.UNREGISTER_BROKER in keys:
-                caps.add("unregister")
-            self.capabilities = frozenset(caps)
-            self._hello = super().hello()
+                self._hello = self._control_hello()
+            else:
+                self._hello = self._live_hello()
         return dict(self._hello)
+
+    def _control_hello(self) -> dict[str, Any]:
+        caps = {"describe", "api_versions", "format"}
+        self.control({"op": "hello"})
+        self._invalidate()
+        keys = self._any_keys()
+        if codec.UPDATE_FEATURES in keys:
+            caps.add("update_features")
+        if self.allow_register and codec.BROKER_REGISTRATION in keys:
+            caps.add("register")
+        if self.allow_register and codec.UNREGISTER_BROKER in keys:
+            caps.add("unregister")
+        self.capabilities = frozenset(caps)
+        return super().hello()
+
+    def _any_keys(self) -> dict[int, tuple[int, int]]:
+        keys: dict[int, tuple[int, int]] = {}
+        errors = []
+        for addr in ([self.controller_addr] if self.controller_addr else []) + self.bootstrap:
+            try:
+                for k, r in self.keys_of(addr).items():
+                    keys.setdefault(k, r)
+            except WireError as e:
+                errors.append(str(e))  # a node that is down now; another one may answer
+        if not keys:
+            raise TargetError(f"{self.name}: no node answered ApiVersions: {'; '.join(errors)}")
+        return keys
+
+    def _live_hello(self) -> dict[str, Any]:
+        """A running cluster nobody may reset: observe it, tell its release, offer the enabled tiers."""
+        from .infer import ProfileUnclear, infer_profile
+
+        obs = self.observe()
+        try:
+            self.profile, self.evidence = infer_profile(obs, self.profile)
+        except ProfileUnclear as e:
+            raise TargetError(str(e)) from None
+        caps, notes = set(TIER_OPS["observe"]), []
+        uf = [n for n in obs.nodes if n.advertises(codec.UPDATE_FEATURES)]
+        if {"probe", "mutate"} & set(self.tiers):
+            if uf:
+                caps.add("update_features")
+            else:
+                notes.append("probe/mutate: no node advertises UpdateFeatures (57): no update is sent")
+        if "register" in self.tiers:
+            ctl = [n for n in obs.controllers if n.advertises(codec.BROKER_REGISTRATION)]
+            if ctl:
+                caps.update(TIER_OPS["register"])
+            else:
+                notes.append("register: no observed controller advertises BrokerRegistration (62) -- give "
+                             "controller=HOST:PORT of a controller listener: nothing is registered")
+        self.notes = notes
+        self.capabilities = frozenset(caps)
+        return {**super().hello(), "tiers": list(self.tiers)}
+
+    def observe(self) -> Observation:
+        """Read the cluster as it is now (every node, read-only)."""
+        self._invalidate()
+        self.observation = observe(self)
+        self._take_observation(self.observation)
+        self.dirty = False
+        return self.observation
+
+    def _take_observation(self, obs: Observation) -> None:
+        self.addresses = {n.id: n.address for n in obs.nodes}
+        self.controllers = {n.id for n in obs.controllers}
+        self.active = obs.active_controller
+        self.cluster_id = obs.cluster_id or self.cluster_id
+        for n in obs.nodes:
+            self.api_keys[n.address] = dict(n.api_keys)
+        self._discovered = True
+
+    def observed_state(self) -> dict[str, Any] | None:
+        if self.use_control:
+            return None
+        if self.observation is None or self.dirty:
+            self.observe()
+        assert self.observation is not None and self.profile is not None
+        state = restore_command(self.observation, self.profile)
+        if state is None:
+            raise TargetError(f"{self.name}: no node reports a finalized metadata.version, so no reference state "
+                              "can be stated (KIP778-OBS-01)")
+        return state
 
     def reset(self, profile: str | None = None) -> None:
         if self.use_control:
             self.control({"op": "reset", "profile": profile})
-        self.software.clear()
-        self._invalidate()
+            self.software.clear()
+            self._invalidate()
 
     def close(self) -> None:
         for c in self.clients.values():
@@ -251,11 +357,22 @@ class KafkaTarget(Target):
             return _invalid({"op": op}, f"{op} cannot be expressed over the Kafka protocol")
         if op in ("register", "unregister") and not self.allow_register:
             return _invalid({"op": op}, f"{op} changes the cluster: enable it with allow_register=1")
+        if op == "update_features" and not self.use_control and "mutate" not in self.tiers and not (
+                command.get("validate_only") and command.get("version", 1) != 0):
+            # Never sent: without the mutate tier only validate_only requests (v1+) reach the cluster.
+            return _invalid({"op": op}, "update_features without validate_only (or at v0, which has none) changes "
+                            "the cluster: enable the mutate tier (tiers=observe,probe,mutate)")
         try:
             out: dict[str, Any] = handler(command)
         except WireError:
             self._invalidate()
             raise
+        if op in ("update_features", "register", "unregister") and out.get("error") == "NONE" and not (
+                out.get("validate_only")):
+            self.dirty = True
+        elif op == "update_features" and any(r.get("error") == "NONE" for r in (out.get("results") or {}).values()) \
+                and not out.get("validate_only"):
+            self.dirty = True  # 3.x applies the features that passed
         return out
 
     # -- ops -----------------------------------------------------------------------------------------
@@ -296,6 +413,9 @@ class KafkaTarget(Target):
         out["version"] = version
         if not isinstance(version, int) or isinstance(version, bool) or not 0 <= version <= KIO_MAX[codec.API_VERSIONS]:
             return _err(out, "UNSUPPORTED_VERSION")  # no client can send it; no node would accept it
+        lo, hi = self.keys_of(addr).get(codec.API_VERSIONS, (0, 0))
+        if not lo <= version <= hi:
+            return _err(out, "UNSUPPORTED_VERSION")  # negotiated: a version the node does not advertise is never sent
         schema = _schema("request", codec.API_VERSIONS, version)
         body = schema(client_software_name="kfc", client_software_version="1") if version >= 3 else schema()
         resp = self.client(addr).request(body)

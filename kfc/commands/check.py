@@ -69,11 +69,18 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
     if cov:
         console.print(f"stateful coverage: {len(cov.get('ops', {}))} ops, {len(cov.get('errors', {}))} outcome codes, "
                       f"{len(cov.get('rules', {}))} rule ids reached")
+    if any(t.get("tier") for t in tests):
+        console.print("tests executed per tier:", markup=False)
+        print_tiers(console, tests)
+    restore = summary.get("restore")
+    if restore:
+        left = restore.get("not_restored") or []
+        console.print("mutate tier: starting levels restored" if not left else
+                      "mutate tier: NOT restored: " + "; ".join(f"{r['feature']} wanted {r['wanted']}, now {r['now']}"
+                                                                 for r in left), markup=False, soft_wrap=True)
     failures = [t for t in tests if t["status"] in ("failed", "unexpectedly-passed")]
-    for t in failures[:8]:
-        print_failure(console, t["nodeid"], t.get("divergence"), t.get("summary"), t.get("repro"))
-    if len(failures) > 8:
-        console.print(f"… and {len(failures) - 8} more failures (see {report / 'summary.json'})", markup=False)
+    if failures:
+        print_findings(console, failures, report)
 
 
 def _failing_rule(test: dict[str, Any]) -> str | None:
@@ -112,9 +119,10 @@ def overall_verdict(suite: dict[str, Any], spark: dict[str, Any] | None) -> str:
 @click.option("--spark/--no-spark", default=True, show_default=True,
               help="Also replay the bundled trace corpus of the profile with Spark.")
 @click.option("--spark-master", default="local[2]", show_default=True)
+@click.option("-k", "select", default=None, metavar="EXPR", help="Only the tests whose names match (pytest -k).")
 @interruptible
 def check_command(target: str, profile: str | None, hypothesis_profile: str, report: str, expectations: str | None,
-                  workers: str | None, exitfirst: bool, spark: bool, spark_master: str) -> None:
+                  workers: str | None, exitfirst: bool, spark: bool, spark_master: str, select: str | None) -> None:
     """Run the conformance suite against TARGET; exit 0 only if it conforms."""
     from conformance.expectations import ExpectationsError, load_expectations
 
@@ -130,10 +138,12 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
         raise click.ClickException(str(e)) from None
     out = Path(report)
     start = time.perf_counter()
+    if hello.get("tiers") is not None:
+        print_observation(console, made, prof)
     try:
         with console.status(f"checking {hello.get('name', target)} against the reference ({prof}) …"):
             code = run_suite(target, prof, hypothesis_profile, out, provided=made, hello=hello,
-                             expectations=expectations, workers=workers, exitfirst=exitfirst)
+                             expectations=expectations, workers=workers, exitfirst=exitfirst, select=select)
         summary = load_summary(out)
         if summary is None:
             tail = (out / "pytest.log").read_text().splitlines()[-15:]
@@ -154,6 +164,47 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     console.print(f"[{VERDICT_STYLE[verdict]}]{verdict}[/]   report: {escape_path(out)}  (HTML: kfc report "
                   f"{escape_path(out)})")
     sys.exit(0 if verdict == "CONFORMS" else 1)
+
+
+def print_observation(console: Any, target: Any, profile: str) -> None:
+    """The cluster as observed, before anything runs (also in the report: cluster.txt, cluster.json)."""
+    from conformance.live.context import build
+    from conformance.live.table import observation_lines
+
+    for line in observation_lines(build(target, profile)):
+        console.print(line, markup=False, soft_wrap=True)
+
+
+def print_findings(console: Any, failures: list[dict[str, Any]], report: Path) -> None:
+    """Failures grouped by the rule they break (one cause, one finding), most tests first; each with
+    its first divergence and repro line."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for t in failures:
+        groups.setdefault(_failing_rule(t) or "(no rule)", []).append(t)
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    console.print(f"findings: {len(ranked)} (from {len(failures)} failing test(s)), most tests first", markup=False)
+    for i, (rule, tests) in enumerate(ranked[:8], 1):
+        from reference_impl.rules import RULES
+
+        statement = RULES[rule].statement if rule in RULES else ""
+        console.print(f"{i}. {rule}: {statement} — {len(tests)} test(s)", markup=False, soft_wrap=True)
+        t = tests[0]
+        print_failure(console, t["nodeid"], t.get("divergence"), t.get("summary"), t.get("repro"))
+    if len(ranked) > 8:
+        console.print(f"… and {len(ranked) - 8} more findings (see {report / 'summary.json'})", markup=False)
+
+
+def print_tiers(console: Any, tests: list[dict[str, Any]]) -> None:
+    tiers: dict[str, dict[str, int]] = {}
+    for t in tests:
+        tier = t.get("tier") or "examples/regressions"
+        tiers.setdefault(tier, {})[t["status"]] = tiers.setdefault(tier, {}).get(t["status"], 0) + 1
+    order = ["observe", "probe", "mutate", "register", "examples/regressions"]
+    for tier in sorted(tiers, key=lambda x: order.index(x) if x in order else 99):
+        c = tiers[tier]
+        executed = sum(v for k, v in c.items() if k in ("passed", "failed", "unexpectedly-passed", "xfailed"))
+        console.print(f"  {tier}: {executed} executed (" + ", ".join(f"{k} {v}" for k, v in sorted(c.items())) + ")",
+                      markup=False)
 
 
 def escape_path(path: Path) -> str:
@@ -235,8 +286,19 @@ def replay_trace_command(trace_file: str, target: str) -> None:
         capabilities = capabilities_of(t.hello())
     except (ValueError, TargetError) as e:
         raise click.ClickException(f"target {target}: {e}") from None
+    reference = None
+    if getattr(t, "observed_state", None) is not None and "tiers" in t.hello():
+        from reference_impl import Cluster
+
+        # A running cluster is where it is now: the reference starts from that state and recomputes
+        # each step's expected outcome in lockstep (the recorded ones belong to the state of then).
+        reference = Cluster(trace["profile"])
+        click.echo(f"{target} is a live cluster: expected outcomes come from the reference started from its "
+                   "current state")
     try:
-        verdict = run_steps(trace, t, stop_at_first=False, capabilities=capabilities)
+        verdict = run_steps(trace, t, stop_at_first=False, capabilities=capabilities, reference=reference)
+    except TargetError as e:
+        raise click.ClickException(f"target {target}: {e}") from None
     finally:
         t.close()
     n = len(trace["steps"])

@@ -62,18 +62,39 @@ def serve_command(spec: str, verbose: bool) -> None:
               help="Largest request frame accepted (bytes); larger ones close the connection.")
 @click.option("--control/--no-control", default=True, show_default=True,
               help="Answer the kfc control extension (reset/format of the reference; docs/wire.md).")
+@click.option("--broker", "brokers", multiple=True, metavar="ID[=RELEASE]",
+              help="A broker registered at start, with its own release (mixed software); repeat it. "
+                   "Replaces --nodes.")
+@click.option("--controller", "controllers", multiple=True, metavar="ID[=RELEASE]",
+              help="A controller of the quorum (the first is active; default: one, id 3000); repeat it.")
+@click.option("--mutant", default=None, metavar="NAME",
+              help="Serve a seeded mutant of the reference instead (kfc mutants lists them).")
 def serve_broker_command(profile: str | None, nodes: int, port: int, host: str, release_version: str | None,
-                         idle_timeout: float, max_frame: int, control: bool) -> None:
+                         idle_timeout: float, max_frame: int, control: bool, brokers: tuple[str, ...],
+                         controllers: tuple[str, ...], mutant: str | None) -> None:
     """Serve the reference model over the Kafka protocol (feature APIs) until SIGINT/SIGTERM.
 
     The first stdout line is JSON with the listeners' ports; one log line per request goes to stderr.
     """
     from conformance.wire.server import BrokerServer, run_server  # kio: loaded only to serve
 
-    if port and port + nodes > 65535:
-        raise click.ClickException(f"--port {port} leaves no room for {nodes} broker(s) and a controller")
+    broker_specs = [_node_spec(b, "--broker") for b in brokers] or None
+    controller_specs = [_node_spec(c, "--controller") for c in controllers] or None
+    factory = None
+    if mutant is not None:
+        from conformance.mutants import MUTANTS
+
+        if mutant not in MUTANTS:
+            raise click.ClickException(f"--mutant {mutant}: unknown mutant; `kfc mutants --list` names them")
+        m = MUTANTS[mutant]
+        profile = profile or m.profile
+        factory = m.cluster
+    count = len(broker_specs) if broker_specs else nodes
+    if port and port + count + len(controller_specs or [0]) > 65536:
+        raise click.ClickException(f"--port {port} leaves no room for {count} broker(s) and the controller(s)")
     try:
-        server = BrokerServer(profile, nodes, host, port, release_version, idle_timeout, max_frame, control)
+        server = BrokerServer(profile, nodes, host, port, release_version, idle_timeout, max_frame, control,
+                              brokers=broker_specs, controllers=controller_specs, cluster_factory=factory)
         server.bootstrap()
     except InputError as e:
         raise click.ClickException(str(e)) from None
@@ -88,3 +109,21 @@ def serve_broker_command(profile: str | None, nodes: int, port: int, host: str, 
         raise click.ClickException(f"cannot listen on {host} (base port {port}): {e.strerror or e}") from None
     except KeyboardInterrupt:
         pass
+
+
+def _node_spec(text: str, flag: str) -> tuple[int, str | None]:
+    node, _, release = text.partition("=")
+    try:
+        node_id = int(node)
+    except ValueError:
+        raise click.ClickException(f"{flag} {text}: expected ID or ID=RELEASE, e.g. 0=kafka-4.1") from None
+    if not 0 <= node_id <= 2**31 - 1:
+        raise click.ClickException(f"{flag} {text}: a node id is 0..2147483647")
+    if release:
+        from reference_impl import load_profile
+
+        try:
+            release = load_profile(release).name
+        except InputError as e:
+            raise click.ClickException(f"{flag} {text}: {e}") from None
+    return node_id, release or None

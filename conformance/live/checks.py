@@ -1,0 +1,219 @@
+"""The observe tier's invariants: what can be checked on what the nodes of a running cluster say,
+without changing anything.  Each check has a stable rule id and returns the problems it found (an
+empty list: it holds).  Node ids are the cluster's own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..wire import codec
+from ..wire.observe import MV, NodeView, Observation
+
+KRAFT = "kraft.version"
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str  # test id: "<rule>-<what>[-<node>]"
+    rule: str
+    title: str
+    node: int | None  # None: a check of the whole cluster
+    run: Callable[[], list[str]]
+    needs_features: bool = True  # skipped (with the reason) on a node that reports no features
+
+
+def _release(node: NodeView, profile: str) -> Any:
+    from reference_impl import load_profile
+
+    return load_profile(node.software or profile)
+
+
+def finalized_in_range(obs: Observation, node: NodeView) -> list[str]:
+    view = node.newest
+    assert view is not None
+    out = []
+    for name, level in obs.finalized.items():
+        lo, hi = view.supported.get(name, (0, 0))
+        if not lo <= level <= hi:
+            out.append(f"finalized {name}={level} lies outside node {node.id}'s supported range "
+                       + (f"{lo}-{hi}" if name in view.supported else "(not supported: 0-0)"))
+    return out
+
+
+def level_zero_never_listed(node: NodeView) -> list[str]:
+    return [f"ApiVersions v{v} lists finalized {name} at level 0" for v, view in sorted(node.features.items())
+            for name, (_, hi) in sorted(view.finalized.items()) if hi == 0]
+
+
+def finalized_min_equals_max(node: NodeView) -> list[str]:
+    # Kafka sends each finalized level as min_version_level = max_version_level = the level.
+    return [f"ApiVersions v{v} sends finalized {name} with min_version_level {lo} and max_version_level {hi} "
+            "(Kafka sends the level in both)" for v, view in sorted(node.features.items())
+            for name, (lo, hi) in sorted(view.finalized.items()) if lo != hi]
+
+
+def min0_omitted_below_v4(node: NodeView, profile: str) -> list[str]:
+    out = []
+    v4, below = node.features.get(4), [v for v in node.features if v < 4]
+    omit = _release(node, profile).behaviour["min0_ranges_below_v4"] == "omit"
+    for v in below:
+        view = node.features[v]
+        if omit:
+            out += [f"ApiVersions v{v} carries {name} {lo}-{hi}: ranges with min 0 are left out below v4"
+                    for name, (lo, hi) in sorted(view.supported.items()) if lo == 0]
+        if v4 is not None:
+            want = {k: r for k, r in v4.supported.items() if not (omit and r[0] == 0)}
+            if view.supported != want:
+                out.append(f"ApiVersions v{v} supported {_ranges(view.supported)} is not v4's {_ranges(want)}"
+                           + (" without the min-0 ranges" if omit else ""))
+    return out
+
+
+def epoch_never_goes_back(target: Any, node: NodeView) -> list[str]:
+    """The epoch is an offset: a later read never shows a smaller one.  (It may grow with no write of
+    ours: KRaft appends NoOpRecords every metadata.max.idle.interval.ms, KIP-835.)"""
+    from ..wire.observe import read_features
+
+    before = node.newest
+    assert before is not None
+    again = read_features(target, node.address, node.api_keys)
+    now = again.get(before.version)
+    if now is None:
+        return [f"ApiVersions v{before.version} no longer answers with features"]
+    if now.epoch < before.epoch:
+        return [f"the finalized epoch went back from {before.epoch} to {now.epoch} with no write in between"]
+    if now.levels != before.levels:
+        return [f"finalized levels changed from {before.levels} to {now.levels} with no write of the suite"]
+    return []
+
+
+def nodes_agree(obs: Observation, node: NodeView) -> list[str]:
+    src = obs.source
+    view = node.newest
+    assert src is not None and view is not None
+    if view.levels != obs.finalized:
+        return [f"node {node.id} reports finalized {view.levels}; {src.label} reports {obs.finalized}"]
+    return []
+
+
+def metadata_version_finalized(obs: Observation) -> list[str]:
+    out = []
+    if MV not in obs.finalized:
+        src = obs.source
+        out.append("no node reports a finalized metadata.version" + (
+            f" ({src.label} finalizes {sorted(obs.finalized) or 'nothing'})" if src else
+            " (no node answers ApiVersions v3+ with features)"))
+    for n in obs.nodes:
+        view = n.newest
+        if view is not None and MV not in view.supported:
+            out.append(f"{n.label} advertises no metadata.version range")
+    return out
+
+
+def release_features(node: NodeView, profile: str) -> list[str]:
+    """The feature names a node of its release advertises (v4): the profile's, no more, no fewer."""
+    release = _release(node, profile)
+    view = node.newest
+    assert view is not None
+    want = set(release.supported(node.role, False))
+    got = set(view.supported)
+    out = []
+    if want - got:
+        out.append(f"{node.label} does not advertise {', '.join(sorted(want - got))} ({release.name} does)")
+    if got - want - set(release.supported(node.role, True)):
+        out.append(f"{node.label} advertises {', '.join(sorted(got - want))}, unknown to {release.name}")
+    return out
+
+
+def release_api_versions(obs: Observation, node: NodeView, profile: str) -> list[str]:
+    from reference_impl import load_profile
+
+    release = _release(node, profile)
+    b = release.behaviour
+    want = {codec.API_VERSIONS: b["api_versions_max_version"]}
+    if node.role == "controller":
+        want[codec.UPDATE_FEATURES] = b["update_features_max_version"]
+        want[codec.BROKER_REGISTRATION] = b["broker_registration_max_version"]
+    else:
+        # A broker forwards UpdateFeatures: it advertises what it and the active controller both speak.
+        active = obs.node(obs.active_controller) if obs.active_controller is not None else None
+        ctl = load_profile(active.software) if active is not None and active.software else load_profile(profile)
+        want[codec.UPDATE_FEATURES] = min(b["update_features_max_version"], ctl.behaviour["update_features_max_version"])
+    out = []
+    for key, top in want.items():
+        got = node.max_version(key)
+        name = codec.API_NAMES[key]
+        if got is None:
+            out.append(f"{node.label} does not advertise {name} ({key}); {release.name} serves v0-v{top}")
+        elif got != top:
+            out.append(f"{node.label} advertises {name} up to v{got}; {release.name} serves up to v{top}")
+    return out
+
+
+def _ranges(r: dict[str, tuple[int, int]]) -> str:
+    return "{" + ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in sorted(r.items())) + "}"
+
+
+def checks(obs: Observation, profile: str, target: Any) -> list[Check]:
+    """Every observe-tier check of this cluster, cluster-wide first, then per node."""
+    out = [Check("KIP778-OBS-01-metadata-version", "KIP778-OBS-01", "the cluster finalizes metadata.version and "
+                 "every node advertises its range", None, lambda: metadata_version_finalized(obs), False)]
+    for n in obs.nodes:
+        tag = f"{n.role}{n.id}"
+        out += [
+            Check(f"KIP584-OBS-05-api-versions-{tag}", "KIP584-OBS-05", f"{n.label} advertises its release's "
+                  "ApiVersions / UpdateFeatures / BrokerRegistration maxima", n.id,
+                  lambda n=n: release_api_versions(obs, n, profile), False),
+            Check(f"KIP1022-OBS-01-features-{tag}", "KIP1022-OBS-01", f"{n.label} advertises its release's features",
+                  n.id, lambda n=n: release_features(n, profile)),
+            Check(f"KIP584-OBS-01-in-range-{tag}", "KIP584-OBS-01", f"every finalized level lies in {n.label}'s "
+                  "supported range", n.id, lambda n=n: finalized_in_range(obs, n)),
+            Check(f"KIP584-API-02-no-level-0-{tag}", "KIP584-API-02", f"{n.label} never lists a finalized level 0",
+                  n.id, lambda n=n: level_zero_never_listed(n)),
+            Check(f"KIP584-OBS-02-min-max-{tag}", "KIP584-OBS-02", f"{n.label} sends finalized levels as Kafka does "
+                  "(min = max = level)", n.id, lambda n=n: finalized_min_equals_max(n)),
+            Check(f"KIP1022-API-01-min0-below-v4-{tag}", "KIP1022-API-01", f"{n.label}'s ApiVersions below v4 "
+                  "leaves out min-0 ranges, and says the same otherwise", n.id, lambda n=n: min0_omitted_below_v4(n, profile)),
+            Check(f"KIP584-OBS-03-epoch-{tag}", "KIP584-OBS-03", f"{n.label}'s epoch never goes back and its levels "
+                  "hold between reads", n.id, lambda n=n: epoch_never_goes_back(target, n)),
+            Check(f"KIP584-OBS-04-agree-{tag}", "KIP584-OBS-04", f"{n.label} agrees with the active controller's "
+                  "finalized levels", n.id, lambda n=n: nodes_agree(obs, n)),
+        ]
+    return out
+
+
+def example_precondition(example: dict[str, Any], ctx: Any, capabilities: frozenset[str]) -> tuple[int, str | None]:
+    """Where a recorded example can start on this live cluster: (index of its first step to run, None)
+    when its set-up (the leading steps the cluster cannot take: format, restore_state, registrations)
+    leads to the state the cluster is in and its other steps fit the enabled tiers; else (0, the
+    precondition that failed)."""
+    from reference_impl import Cluster
+
+    steps = [s["command"] for s in example["steps"]]
+    first = 0
+    while first < len(steps) and steps[first].get("op") not in capabilities:
+        first += 1
+    rest = steps[first:]
+    missing = sorted({c.get("op") for c in rest} - capabilities)
+    if missing:
+        return 0, f"needs op(s) {', '.join(str(m) for m in missing)} after its set-up"
+    if "mutate" not in ctx.tiers and any(c.get("op") == "update_features" and (
+            not c.get("validate_only") or c.get("version") == 0) for c in rest):
+        return 0, "changes feature levels: needs tier mutate"
+    ref = Cluster(example["profile"])
+    for c in steps[:first]:
+        ref.apply(c)
+    if not ref.formatted:
+        return 0, "its set-up formats no cluster"
+    want = ref.finalized_view()
+    got = dict(sorted(ctx.observation.finalized.items()))
+    if want != got:
+        return 0, f"needs finalized {want}; the cluster has {got}"
+    brokers, seen = sorted(ref.image.brokers), sorted(n.id for n in ctx.observation.brokers)
+    if brokers != seen:
+        return 0, f"needs brokers {brokers}; the cluster has {seen}"
+    if example["profile"] != ctx.profile:
+        return 0, f"is for {example['profile']}; the cluster runs {ctx.profile}"
+    return first, None

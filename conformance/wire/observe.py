@@ -1,0 +1,299 @@
+"""The cluster as observed: every node a running cluster shows over the Kafka protocol, and what each
+node says -- read-only, and only in API keys and versions the node advertises.
+
+Discovery: ApiVersions v0 to each bootstrap address (every Kafka node answers v0, KIP-511), Metadata
+(brokers, cluster id) and DescribeCluster endpoint type 1 (brokers, fenced) where advertised,
+DescribeCluster endpoint type 2 on the controller listener the user gives (KIP-919: controllers and
+the real active controller).  Per node: its API keys and versions, ApiVersions at v4 and at the
+highest version below 4 (supported features, finalized features with their min/max levels, epoch).
+Node ids are whatever the cluster uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import codec
+from .client import WireError
+
+if TYPE_CHECKING:
+    from .target import KafkaTarget
+
+MV = "metadata.version"
+KIO_MAX = {codec.API_VERSIONS: 4, codec.METADATA: 12, codec.DESCRIBE_CLUSTER: 2}
+
+
+@dataclass
+class FeatureView:
+    """One ApiVersions answer (v3+): what the node supports and what it says is finalized."""
+
+    version: int
+    supported: dict[str, tuple[int, int]]
+    finalized: dict[str, tuple[int, int]]  # name -> (min_version_level, max_version_level) as sent
+    epoch: int
+
+    @property
+    def levels(self) -> dict[str, int]:
+        return {k: v[1] for k, v in sorted(self.finalized.items())}
+
+
+@dataclass
+class NodeView:
+    id: int
+    role: str  # "broker" | "controller"
+    address: tuple[str, int]
+    api_keys: dict[int, tuple[int, int]] = field(default_factory=dict)
+    features: dict[int, FeatureView] = field(default_factory=dict)  # ApiVersions version -> answer
+    fenced: bool | None = None
+    error: str | None = None  # the node did not answer (the text names the request)
+    software: str | None = None  # the release its answers match (inference), None: unknown
+    evidence: str = ""
+
+    def advertises(self, api_key: int, version: int | None = None) -> bool:
+        lo, hi = self.api_keys.get(api_key, (0, -1))
+        return hi >= lo and (version is None or lo <= version <= hi)
+
+    def max_version(self, api_key: int) -> int | None:
+        r = self.api_keys.get(api_key)
+        return r[1] if r else None
+
+    @property
+    def newest(self) -> FeatureView | None:
+        return self.features[max(self.features)] if self.features else None
+
+    @property
+    def label(self) -> str:
+        return f"{self.role} {self.id}"
+
+
+@dataclass
+class Observation:
+    cluster_id: str | None
+    nodes: list[NodeView]
+    active_controller: int | None  # from DescribeCluster endpoint type 2, None: not observed
+    notes: list[str] = field(default_factory=list)  # what could not be observed, and why
+
+    def node(self, node_id: int) -> NodeView | None:
+        return next((n for n in self.nodes if n.id == node_id), None)
+
+    @property
+    def brokers(self) -> list[NodeView]:
+        return [n for n in self.nodes if n.role == "broker"]
+
+    @property
+    def controllers(self) -> list[NodeView]:
+        return [n for n in self.nodes if n.role == "controller"]
+
+    @property
+    def source(self) -> NodeView | None:
+        """The node whose view states the cluster: the active controller, else the first broker that
+        answered ApiVersions with features."""
+        order = ([n for n in self.controllers if n.id == self.active_controller]
+                 + [n for n in self.brokers] + [n for n in self.controllers])
+        return next((n for n in order if n.newest is not None), None)
+
+    @property
+    def finalized(self) -> dict[str, int]:
+        src = self.source
+        return src.newest.levels if src is not None and src.newest is not None else {}
+
+    @property
+    def epoch(self) -> int | None:
+        src = self.source
+        return src.newest.epoch if src is not None and src.newest is not None else None
+
+
+def send_request(target: KafkaTarget, addr: tuple[str, int], api_key: int, version: int, **fields: Any) -> Any:
+    schema = codec.request_schema(api_key, version)
+    if schema is None:
+        raise WireError(f"kio has no {codec.API_NAMES.get(api_key)} v{version} request")
+    names = set(getattr(schema, "__dataclass_fields__", {}))
+    return target.client(addr).request(schema(**{k: v for k, v in fields.items() if k in names}))
+
+
+def _negotiated(keys: dict[int, tuple[int, int]], api_key: int, lowest: int = 0) -> int | None:
+    """The highest version both the node and kio speak, at least `lowest`; None: not advertised."""
+    lo, hi = keys.get(api_key, (0, -1))
+    v = min(hi, KIO_MAX.get(api_key, hi))
+    return v if v >= max(lo, lowest) else None
+
+
+def read_features(target: KafkaTarget, addr: tuple[str, int], keys: dict[int, tuple[int, int]]) -> dict[int, FeatureView]:
+    """ApiVersions at the node's newest version (v4 at most) and at the highest version below 4."""
+    out: dict[int, FeatureView] = {}
+    lo, hi = keys.get(codec.API_VERSIONS, (0, 0))
+    newest = min(hi, 4)
+    for v in sorted({newest, min(newest, 3)}):
+        if v < 3 or v < lo:
+            continue  # features are v3+ tagged fields
+        resp = send_request(target, addr, codec.API_VERSIONS, v, client_software_name="kfc", client_software_version="1")
+        if resp.error_code != 0:
+            raise WireError(f"{target.client(addr).where}: ApiVersions v{v} answered {codec.error_name(resp.error_code)}")
+        out[v] = FeatureView(
+            v, {f.name: (int(f.min_version), int(f.max_version)) for f in resp.supported_features},
+            {f.name: (int(f.min_version_level), int(f.max_version_level)) for f in resp.finalized_features},
+            int(resp.finalized_features_epoch))
+    return out
+
+
+def observe(target: KafkaTarget) -> Observation:
+    """Discover every node and read what it says (TargetError when no node answers at all)."""
+    from ..targets.base import TargetError
+
+    notes: list[str] = []
+    nodes: dict[int, NodeView] = {}
+    cluster_id: str | None = None
+    active: int | None = None
+    keys_at: dict[tuple[str, int], dict[int, tuple[int, int]]] = {}
+
+    def keys(addr: tuple[str, int]) -> dict[int, tuple[int, int]] | None:
+        if addr not in keys_at:
+            try:
+                keys_at[addr] = target.keys_of(addr)
+            except WireError as e:
+                notes.append(str(e))
+                return None
+        return keys_at[addr]
+
+    # Controllers first (KIP-919): the listener the user named.
+    if target.controller_addr is not None:
+        k = keys(target.controller_addr)
+        v = _negotiated(k or {}, codec.DESCRIBE_CLUSTER, lowest=1)
+        if k is not None and v is None:
+            notes.append(f"the controller listener {_where(target.controller_addr)} does not advertise "
+                         "DescribeCluster v1+ (KIP-919): its controllers are not discovered")
+        elif k is not None and v is not None:
+            try:
+                resp = send_request(target, target.controller_addr, codec.DESCRIBE_CLUSTER, v, endpoint_type=2,
+                                include_cluster_authorized_operations=False, include_fenced_brokers=True)
+                if resp.error_code == 0:
+                    active, cluster_id = int(resp.controller_id), resp.cluster_id
+                    for b in resp.brokers:
+                        nodes[int(b.broker_id)] = NodeView(int(b.broker_id), "controller", (b.host, int(b.port)))
+                else:
+                    notes.append(f"DescribeCluster (controllers) on {_where(target.controller_addr)}: "
+                                 f"{codec.error_name(resp.error_code)}")
+            except WireError as e:
+                notes.append(str(e))
+        if not any(n.address == target.controller_addr for n in nodes.values()) and k is not None:
+            notes.append(f"the controller listener {_where(target.controller_addr)} is not among the controllers "
+                         "DescribeCluster lists")
+    # Brokers: Metadata, then DescribeCluster endpoint type 1 for the fenced flag.
+    for addr in target.bootstrap:
+        k = keys(addr)
+        if k is None:
+            continue
+        v = _negotiated(k, codec.METADATA, lowest=1)
+        if v is None:
+            notes.append(f"{_where(addr)} does not advertise Metadata: not a broker listener")
+            continue
+        try:
+            resp = send_request(target, addr, codec.METADATA, v, topics=(), allow_auto_topic_creation=False,
+                            include_topic_authorized_operations=False, include_cluster_authorized_operations=False)
+        except WireError as e:
+            notes.append(str(e))
+            continue
+        cluster_id = cluster_id or getattr(resp, "cluster_id", None)
+        for b in resp.brokers:
+            nid = int(b.node_id)
+            if nid not in nodes:
+                nodes[nid] = NodeView(nid, "broker", (b.host, int(b.port)))
+        dv = _negotiated(k, codec.DESCRIBE_CLUSTER, lowest=2)
+        if dv is not None:
+            try:
+                dc = send_request(target, addr, codec.DESCRIBE_CLUSTER, dv, endpoint_type=1,
+                              include_cluster_authorized_operations=False, include_fenced_brokers=True)
+                if dc.error_code == 0:
+                    for b in dc.brokers:
+                        nid = int(b.broker_id)
+                        nodes.setdefault(nid, NodeView(nid, "broker", (b.host, int(b.port))))
+                        nodes[nid].fenced = bool(getattr(b, "is_fenced", False))
+            except WireError as e:
+                notes.append(str(e))
+        break
+    if not nodes:
+        # Nothing listed anybody: describe the bootstrap addresses themselves, ids unknown (-1, -2 …).
+        for i, addr in enumerate(target.bootstrap):
+            if keys(addr) is not None:
+                nodes[-1 - i] = NodeView(-1 - i, "broker", addr)
+                notes.append(f"{_where(addr)} lists no node (no Metadata): shown as node {-1 - i}")
+    if not nodes:
+        raise TargetError(f"{target.name}: no node answered: {'; '.join(notes)}")
+    for n in nodes.values():
+        target.labels[n.address] = n.label
+        k = keys(n.address)
+        if k is None:
+            n.error = notes[-1]
+            continue
+        n.api_keys = dict(sorted(k.items()))
+        try:
+            n.features = read_features(target, n.address, k)
+        except WireError as e:
+            n.error = str(e)
+            notes.append(str(e))
+    obs = Observation(cluster_id, sorted(nodes.values(), key=lambda n: (n.role != "controller", n.id)), active, notes)
+    from .infer import infer_software
+
+    for n in obs.nodes:
+        n.software, n.evidence = infer_software(n)
+    return obs
+
+
+def _where(addr: tuple[str, int]) -> str:
+    return f"{addr[0]}:{addr[1]}"
+
+
+def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
+    """The restore_state command stating the observed cluster (None: the cluster finalizes no
+    metadata.version, so no reference state can be stated).  Node ranges are what each node says at
+    its newest ApiVersions; a node's release (for the rest of its behaviour) is its inferred one, else
+    the run's profile."""
+    src = obs.source
+    fin = obs.finalized
+    if src is None or MV not in fin:
+        return None
+    controllers = []
+    for c in obs.controllers:
+        view = c.newest
+        # DescribeCluster lists registered controllers; the active one's own registration is never checked.
+        spec: dict[str, Any] = {"id": c.id, "software": c.software or profile,
+                                "registered": c.id != obs.active_controller}
+        if view is not None:
+            spec["ranges"] = {k: list(v) for k, v in sorted(view.supported.items())}
+        controllers.append(spec)
+    if not controllers:
+        # No controller listener: the brokers forward, the controller runs the run's profile.
+        controllers = [{"id": _unused_id(obs), "software": profile}]
+    active = obs.active_controller if obs.active_controller in {c["id"] for c in controllers} else controllers[0]["id"]
+    brokers = []
+    for b in obs.brokers:
+        view = b.newest
+        spec = {"id": b.id, "software": b.software or profile}
+        if view is not None:
+            spec["ranges"] = {k: list(v) for k, v in sorted(view.supported.items())}
+        if b.fenced:
+            spec["fenced"] = True
+        brokers.append(spec)
+    kraft = fin.get("kraft.version", 0)
+    cmd: dict[str, Any] = {
+        "op": "restore_state", "metadata_version": fin[MV],
+        "finalized": {k: v for k, v in fin.items() if k not in (MV, "kraft.version")},
+        "kraft_version": kraft, "controllers": controllers, "active_controller": active,
+        "voters": [c["id"] for c in controllers], "brokers": brokers,
+    }
+    # The records this state takes must end at the observed epoch (the finalized epoch is an offset).
+    need = 1 + sum(1 for v in cmd["finalized"].values() if v) + sum(1 for c in controllers if c.get("registered")) \
+        + len(brokers)
+    cmd["end_offset"] = max(obs.epoch or 0, need - 1)
+    if obs.cluster_id:
+        cmd["cluster_id"] = obs.cluster_id
+    return cmd
+
+
+def _unused_id(obs: Observation) -> int:
+    ids = {n.id for n in obs.nodes}
+    candidate = 3000
+    while candidate in ids:
+        candidate += 1
+    return candidate
