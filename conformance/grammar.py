@@ -307,6 +307,8 @@ class Grammar:
         existing = cluster.image.brokers.get(node)
         how = ch.weighted(("plain", "other cluster", "session alive", "same incarnation"), (0.85, 0.03, 0.07, 0.05),
                           "registration")
+        if how == "session alive" and self.synthetic_only:
+            how = "plain"  # a live broker's session is heartbeats, which the wire target cannot send
         if how == "other cluster":
             cmd["cluster_id"] = "another-cluster-id"
         elif existing and how == "session alive":

@@ -171,7 +171,35 @@ def load_summary(report: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profile: str) -> list[dict[str, Any]]:
+WIRE_TIERS = "observe,probe,mutate,register"
+# A live cluster with node ids that are not 1..3 and a controller that is not 3000.
+WIRE_NODES = ("--broker", "0", "--broker", "4", "--controller", "7")
+
+
+def run_wire_mutant(name: str, out: Path, hypothesis_profile: str, tiers: str = WIRE_TIERS) -> dict[str, Any]:
+    """The mutant served by `kfc serve-broker --mutant NAME --no-control`, checked over kafka:// with
+    the tiers given: is it killed, and by which tier."""
+    from .mutants import MUTANTS
+    from .wire.process import ServeBroker
+
+    m = MUTANTS[name]
+    start = time.perf_counter()
+    try:
+        with ServeBroker("--no-control", "--mutant", name, *WIRE_NODES) as sb:
+            spec = f"kafka://{sb.bootstrap}?controller={sb.info['controller']}&tiers={tiers}"
+            code = run_suite_process(spec, m.profile, hypothesis_profile, out)
+    except RuntimeError as e:  # the mutant cannot even start a cluster: that is a kill at start-up
+        return {"killed": True, "tier": "start", "first_failing_test": None, "repro": None,
+                "note": str(e).splitlines()[-1][:200], "seconds": round(time.perf_counter() - start, 2)}
+    summary = load_summary(out) or {"tests": []}
+    first = next((t for t in summary["tests"] if t["status"] == "failed"), None)
+    return {"killed": code != 0 and first is not None, "tier": (first.get("tier") or "examples") if first else None,
+            "first_failing_test": first["nodeid"] if first else None, "repro": first.get("repro") if first else None,
+            "seconds": round(time.perf_counter() - start, 2)}
+
+
+def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profile: str,
+                wire: bool = False) -> list[dict[str, Any]]:
     from .mutants import MUTANTS
 
     def one(name: str) -> dict[str, Any]:
@@ -182,9 +210,12 @@ def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profi
         elapsed = time.perf_counter() - start
         summary = load_summary(out) or {"tests": []}
         first = next((t for t in summary["tests"] if t["status"] == "failed"), None)
-        return {"mutant": name, "rule": m.rule, "profile": m.profile, "killed": code != 0 and first is not None,
-                "first_failing_test": first["nodeid"] if first else None,
-                "repro": first.get("repro") if first else None, "seconds": round(elapsed, 2)}
+        row = {"mutant": name, "rule": m.rule, "profile": m.profile, "killed": code != 0 and first is not None,
+               "first_failing_test": first["nodeid"] if first else None,
+               "repro": first.get("repro") if first else None, "seconds": round(elapsed, 2)}
+        if wire:
+            row["wire"] = run_wire_mutant(name, report_root / f"{name}-wire", hypothesis_profile)
+        return row
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(one, names))

@@ -13,6 +13,9 @@ from conformance.plugin import report_dir, repro_line
 from conformance.session import Divergence, Session
 
 
+BUDGET_SPENT = "the request budget of"  # conformance.wire.client.BudgetExhausted's text
+
+
 def load_traces(folder: str) -> list[dict[str, Any]]:
     """Every trace of fixtures/<folder>, from .jsonl files (one per line) and .json files."""
     base = resources.files("fixtures") / folder
@@ -55,13 +58,17 @@ def fail_with_trace(request: pytest.FixtureRequest, session: Session, d: BaseExc
     diverging expected outcome) for the report, and fail with one repro line."""
     config = request.config
     divergence = None
+    if isinstance(d, Divergence) and d.result.failure and BUDGET_SPENT in d.result.failure:
+        pytest.skip(f"not run: {d.result.failure}")  # the user's request budget, not a finding
     if isinstance(d, Divergence):
         r = d.result
-        divergence = {"step": r.index, "op": r.op, "rule": r.rule, "failure": r.failure,
+        # A step whose expected outcome carries no rule (a read-back) fails the rule the test checks.
+        rule = r.rule or (rules[-1] if rules and r.failure is None else None)
+        divergence = {"step": r.index, "op": r.op, "rule": rule, "failure": r.failure,
                       "diffs": [{"field": x.field, "expected": x.expected, "actual": x.actual, "text": str(x)}
                                 for x in r.diffs]}
-        if r.rule and r.rule not in rules:
-            rules = [*rules, r.rule]
+        if rule and rule not in rules:
+            rules = [*rules, rule]
     path = session.write_counterexample(report_dir(config) / "traces", source, rules,
                                         config.getoption("--kfc-target"))
     line = repro_line(config, path)
@@ -77,8 +84,9 @@ def record_finding(request: pytest.FixtureRequest, rule: str, problems: list[str
 
     config = request.config
     name = request.node.name
+    profile = config.getoption("--kfc-profile")
     line = (f"kfc check --no-spark --target {shlex.quote(config.getoption('--kfc-target'))} "
-            f"-k {shlex.quote(name)}")
+            + (f"--profile {shlex.quote(profile)} " if profile else "") + f"-k {shlex.quote(name)}")
     divergence = {"step": None, "op": "observe", "rule": rule, "failure": None,
                   "diffs": [{"field": "invariant", "expected": title, "actual": p, "text": p} for p in problems]}
     request.node.user_properties.append(("kfc_divergence", divergence))

@@ -183,6 +183,22 @@ class FeatureMachine(RuleBasedStateMachine):
             return
         self._format(DrawChooser(data))
 
+    def teardown(self) -> None:
+        """On a live cluster every example starts from the same state (Hypothesis replays and shrinks
+        examples): unregister our synthetic brokers and put the starting levels back."""
+        live = self.run.live
+        if live is None or not ({"mutate", "register"} & set(live.tiers)):
+            return
+        from conformance.live.restore import restore_levels
+
+        for node in sorted(self.ref.image.brokers):
+            if node in self.grammar.broker_ids:
+                self.run.target.apply({"op": "unregister", "node": node})
+        report = restore_levels(self.run.target, live.start_levels, live.profile)
+        if report["not_restored"]:
+            raise AssertionError("live cluster: the starting levels could not be restored between examples, so "
+                                 f"the next one would start elsewhere: {report['not_restored']}")
+
     def send(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Without the mutate tier an update is a probe: validate_only, at v1 or later."""
         if cmd.get("op") != "update_features":

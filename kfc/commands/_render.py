@@ -10,7 +10,8 @@ def print_failure(console: Any, title: str, divergence: dict[str, Any] | None, s
     """One failure: what failed (literally), the divergence itself, one repro line."""
     console.print(f"FAIL {title}", style="red", markup=False, soft_wrap=True)
     if divergence:
-        head = f"     step {divergence.get('step')} {divergence.get('op')}"
+        where = f"step {divergence['step']}" if divergence.get("step") is not None else "invariant"
+        head = f"     {where} {divergence.get('op')}"
         if divergence.get("rule"):
             head += f"  rule {divergence['rule']}"
         console.print(head, markup=False, soft_wrap=True)

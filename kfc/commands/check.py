@@ -323,7 +323,9 @@ def replay_trace_command(trace_file: str, target: str) -> None:
 @click.option("--only", multiple=True, help="Mutant name (repeatable); default all.")
 @click.option("--jobs", default=2, show_default=True, help="Mutants checked in parallel.")
 @click.option("--report", "report", default="reports/mutants", show_default=True, type=click.Path(file_okay=False))
-def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, report: str) -> None:
+@click.option("--wire", is_flag=True, help="Also serve each mutant with `kfc serve-broker --mutant --no-control` "
+              "and check it over kafka:// (tiers observe,probe,mutate,register): the wire column.")
+def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, report: str, wire: bool) -> None:
     """List the seeded mutants, or with --run check that the suite kills every one."""
     from conformance.mutants import MUTANTS, mutant_rows
 
@@ -344,7 +346,7 @@ def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, repo
     console = _console()
     start = time.perf_counter()
     with console.status(f"running the ci suite against {len(names)} mutants, {jobs} at a time …"):
-        rows = run_mutants(names, root, jobs, "ci")
+        rows = run_mutants(names, root, jobs, "ci", wire=wire)
     elapsed = time.perf_counter() - start
     (root / "mutants.json").write_text(json.dumps({"seconds": round(elapsed, 2), "mutants": rows}, indent=1) + "\n")
     if as_json:
@@ -353,13 +355,24 @@ def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, repo
         from rich.table import Table
 
         table = Table(title=f"mutants: {sum(bool(r['killed']) for r in rows)}/{len(rows)} killed in {elapsed:.1f} s")
-        for col in ("mutant", "rule", "killed?", "first failing test", "time to kill (s)"):
+        cols = ["mutant", "rule", "killed?", "first failing test", "time to kill (s)"]
+        if wire:
+            cols += ["wire: killed? (tier)", "wire (s)"]
+        for col in cols:
             table.add_column(col)
         for r in rows:
             test = (r["first_failing_test"] or "-").replace("conformance/suite/", "")
-            table.add_row(r["mutant"], r["rule"], "[green]yes[/]" if r["killed"] else "[red]NO[/]", test[:70],
-                          f"{r['seconds']:.1f}")
+            cells = [r["mutant"], r["rule"], "[green]yes[/]" if r["killed"] else "[red]NO[/]", test[:60],
+                     f"{r['seconds']:.1f}"]
+            if wire:
+                w = r["wire"]
+                cells += [f"[green]yes[/] ({w['tier']})" if w["killed"] else "[yellow]no[/] (not reachable live)",
+                          f"{w['seconds']:.1f}"]
+            table.add_row(*cells)
         console.print(table)
         rate = 100.0 * sum(bool(r["killed"]) for r in rows) / len(rows)
         console.print(f"kill rate {rate:.0f}%  ({root / 'mutants.json'})")
+        if wire:
+            wired = sum(bool(r["wire"]["killed"]) for r in rows)
+            console.print(f"wire (kafka://, no control): {wired}/{len(rows)} killed by the live tiers")
     sys.exit(0 if all(r["killed"] for r in rows) else 1)
