@@ -69,11 +69,14 @@ def test_reference_agrees_with_golden_trace(path: Path) -> None:
 
 
 def test_every_rule_family_has_a_golden_trace() -> None:
-    families = {rid.split("-")[0] for rid in RULES}
+    # Golden traces are the reference's outcomes; "observe" rules are invariants of what a live
+    # cluster's nodes say (conformance.live.checks, tests/test_live_checks.py), not outcomes.
+    outcome_rules = {rid for rid, r in RULES.items() if r.area != "observe"}
+    families = {rid.split("-")[0] for rid in outcome_rules}
     covered = {rid.split("-")[0] for p in FILES for rid in _load(p).get("rules", [])}
     assert families <= covered, sorted(families - covered)
     covered_ids = {rid for p in FILES for rid in _load(p).get("rules", [])}
-    non_915 = {r for r in RULES if not r.startswith("KIP915")}
+    non_915 = {r for r in outcome_rules if not r.startswith("KIP915")}
     assert len(covered_ids & non_915) >= 0.95 * len(non_915), sorted(non_915 - covered_ids)
 
 

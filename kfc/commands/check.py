@@ -181,17 +181,22 @@ def print_findings(console: Any, failures: list[dict[str, Any]], report: Path) -
     groups: dict[str, list[dict[str, Any]]] = {}
     for t in failures:
         groups.setdefault(_failing_rule(t) or "(no rule)", []).append(t)
+    from reference_impl.rules import RULES
+
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     console.print(f"findings: {len(ranked)} (from {len(failures)} failing test(s)), most tests first", markup=False)
-    for i, (rule, tests) in enumerate(ranked[:8], 1):
-        from reference_impl.rules import RULES
-
+    shown = 0
+    for i, (rule, tests) in enumerate(ranked, 1):
         statement = RULES[rule].statement if rule in RULES else ""
         console.print(f"{i}. {rule}: {statement} — {len(tests)} test(s)", markup=False, soft_wrap=True)
-        t = tests[0]
-        print_failure(console, t["nodeid"], t.get("divergence"), t.get("summary"), t.get("repro"))
-    if len(ranked) > 8:
-        console.print(f"… and {len(ranked) - 8} more findings (see {report / 'summary.json'})", markup=False)
+        for t in tests:
+            if shown == 8:
+                break
+            print_failure(console, t["nodeid"], t.get("divergence"), t.get("summary"), t.get("repro"))
+            shown += 1
+    if shown < len(failures):
+        console.print(f"… and {len(failures) - shown} more failing test(s) (see {report / 'summary.json'})",
+                      markup=False)
 
 
 def print_tiers(console: Any, tests: list[dict[str, Any]]) -> None:
