@@ -106,7 +106,7 @@ def live_context(config: pytest.Config) -> Any:
     if LIVE not in config.stash:
         target, hello = suite_target(config)
         ctx = None
-        if hello.get("tiers") is not None:
+        if hello.get("tiers") is not None and hasattr(target, "observe"):  # a cluster we can observe over the wire
             from reference_impl import DEFAULT_PROFILE
 
             from .live.context import build

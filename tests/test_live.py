@@ -27,7 +27,7 @@ MIXED = ("--no-control", "--profile", "kafka-4.2", "--broker", "0=kafka-4.1", "-
 
 def _kfc(*args: str, timeout: float = 240, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kfc", *args], capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd)
+                          cwd=cwd, check=False)
 
 
 def _spec(sb: ServeBroker, options: str = "") -> str:
@@ -40,7 +40,7 @@ def _levels(spec: str) -> tuple[dict[str, int], int | None]:
     t = make_target(spec)
     try:
         t.hello()
-        obs = t.observation
+        obs = t.observation  # type: ignore[attr-defined]
         return dict(obs.finalized), obs.epoch
     finally:
         t.close()
@@ -125,7 +125,8 @@ def test_wire_mutant_is_killed_with_a_repro_against_the_live_cluster(tmp_path: P
     # The mutant's bug changes the cluster, so the repro replays against the same cluster freshly started.
     with ServeBroker(*MUTANT) as fresh:
         line = repro.replace(shlex.quote(spec), shlex.quote(_spec(fresh)))
-        again = subprocess.run([sys.executable, "-m", *shlex.split(line)], capture_output=True, text=True, timeout=60)
+        again = subprocess.run([sys.executable, "-m", *shlex.split(line)], capture_output=True, text=True, timeout=60,
+                               check=False)
     assert again.returncode == 1 and "live cluster" in again.stdout and "DIVERGED" in again.stdout, again.stdout
 
 

@@ -82,7 +82,7 @@ class _Reader:
                                                      (41, {**FIN, "group.version": (0, 0)}, False)])
 def test_epoch_never_goes_back_and_levels_hold(monkeypatch: pytest.MonkeyPatch, epoch: int,
                                                 levels: dict[str, tuple[int, int]], ok: bool) -> None:
-    import conformance.wire.observe as observe
+    from conformance.wire import observe
 
     node = _node(0)
     again = {v: FeatureView(v, f.supported, dict(levels), epoch) for v, f in node.features.items()}

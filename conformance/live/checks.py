@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..wire import codec
@@ -98,6 +99,22 @@ def nodes_agree(obs: Observation, node: NodeView) -> list[str]:
     return []
 
 
+def cluster_views_agree(obs: Observation, node: NodeView) -> list[str]:
+    """Every node's DescribeCluster lists the brokers the cluster has, under one cluster id."""
+    view = node.cluster_view
+    if view is None:
+        return []
+    if "error" in view:
+        return [f"{node.label}'s DescribeCluster answered {view['error']}"]
+    out = []
+    brokers = sorted(n.id for n in obs.brokers)
+    if view["brokers"] != brokers:
+        out.append(f"{node.label}'s DescribeCluster lists brokers {view['brokers']}; the cluster has {brokers}")
+    if obs.cluster_id and view["cluster_id"] != obs.cluster_id:
+        out.append(f"{node.label}'s DescribeCluster names cluster {view['cluster_id']!r}, not {obs.cluster_id!r}")
+    return out
+
+
 def metadata_version_finalized(obs: Observation) -> list[str]:
     out = []
     if MV not in obs.finalized:
@@ -159,27 +176,30 @@ def _ranges(r: dict[str, tuple[int, int]]) -> str:
 def checks(obs: Observation, profile: str, target: Any) -> list[Check]:
     """Every observe-tier check of this cluster, cluster-wide first, then per node."""
     out = [Check("KIP778-OBS-01-metadata-version", "KIP778-OBS-01", "the cluster finalizes metadata.version and "
-                 "every node advertises its range", None, lambda: metadata_version_finalized(obs), False)]
+                 "every node advertises its range", None, partial(metadata_version_finalized, obs), False)]
     for n in obs.nodes:
         tag = f"{n.role}{n.id}"
         out += [
             Check(f"KIP584-OBS-05-api-versions-{tag}", "KIP584-OBS-05", f"{n.label} advertises its release's "
                   "ApiVersions / UpdateFeatures / BrokerRegistration maxima", n.id,
-                  lambda n=n: release_api_versions(obs, n, profile), False),
+                  partial(release_api_versions, obs, n, profile), False),
             Check(f"KIP1022-OBS-01-features-{tag}", "KIP1022-OBS-01", f"{n.label} advertises its release's features",
-                  n.id, lambda n=n: release_features(n, profile)),
+                  n.id, partial(release_features, n, profile)),
             Check(f"KIP584-OBS-01-in-range-{tag}", "KIP584-OBS-01", f"every finalized level lies in {n.label}'s "
-                  "supported range", n.id, lambda n=n: finalized_in_range(obs, n)),
+                  "supported range", n.id, partial(finalized_in_range, obs, n)),
             Check(f"KIP584-API-02-no-level-0-{tag}", "KIP584-API-02", f"{n.label} never lists a finalized level 0",
-                  n.id, lambda n=n: level_zero_never_listed(n)),
+                  n.id, partial(level_zero_never_listed, n)),
             Check(f"KIP584-OBS-02-min-max-{tag}", "KIP584-OBS-02", f"{n.label} sends finalized levels as Kafka does "
-                  "(min = max = level)", n.id, lambda n=n: finalized_min_equals_max(n)),
+                  "(min = max = level)", n.id, partial(finalized_min_equals_max, n)),
             Check(f"KIP1022-API-01-min0-below-v4-{tag}", "KIP1022-API-01", f"{n.label}'s ApiVersions below v4 "
-                  "leaves out min-0 ranges, and says the same otherwise", n.id, lambda n=n: min0_omitted_below_v4(n, profile)),
+                  "leaves out min-0 ranges, and says the same otherwise", n.id,
+                  partial(min0_omitted_below_v4, n, profile)),
             Check(f"KIP584-OBS-03-epoch-{tag}", "KIP584-OBS-03", f"{n.label}'s epoch never goes back and its levels "
-                  "hold between reads", n.id, lambda n=n: epoch_never_goes_back(target, n)),
+                  "hold between reads", n.id, partial(epoch_never_goes_back, target, n)),
             Check(f"KIP584-OBS-04-agree-{tag}", "KIP584-OBS-04", f"{n.label} agrees with the active controller's "
-                  "finalized levels", n.id, lambda n=n: nodes_agree(obs, n)),
+                  "finalized levels", n.id, partial(nodes_agree, obs, n)),
+            Check(f"KIP584-OBS-04-cluster-view-{tag}", "KIP584-OBS-04", f"{n.label}'s DescribeCluster lists the "
+                  "cluster's brokers", n.id, partial(cluster_views_agree, obs, n), False),
         ]
     return out
 

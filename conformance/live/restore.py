@@ -27,7 +27,8 @@ def restore_levels(target: Any, start: dict[str, int], profile: str) -> dict[str
              + [n for n in names if n != MV and wanted[n] < now.get(n, 0)]
              + [n for n in names if n != MV and wanted[n] > now.get(n, 0)]
              + [n for n in names if n == MV and wanted[n] < now.get(n, 0)])
-    sent, why = [], {}
+    sent: list[dict[str, Any]] = []
+    why: dict[str, Any] = {}
     for name in order:
         cur = now.get(name, 0)
         kinds = ["UPGRADE"] if wanted[name] > cur else ["SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE"]

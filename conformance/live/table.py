@@ -24,14 +24,19 @@ def _apis(n: Any) -> str:
 
 def observation_lines(ctx: Any) -> list[str]:
     obs = ctx.observation
-    lines = [f"cluster as observed: id {obs.cluster_id or '?'}, active controller "
-             f"{obs.active_controller if obs.active_controller is not None else 'not observed'}, "
-             f"finalized {obs.finalized or 'nothing'} at epoch {obs.epoch if obs.epoch is not None else '?'}"]
+    active = obs.active_controller if obs.active_controller is not None else "not observed"
+    epoch = obs.epoch if obs.epoch is not None else "?"
+    head = (f"cluster as observed: id {obs.cluster_id or '?'}, active controller {active}, "
+            f"finalized {obs.finalized or 'nothing'} at epoch {epoch}")
+    lines = [head]
     for n in obs.nodes:
         fenced = " (fenced)" if n.fenced else ""
         lines.append(f"  {n.label:<16} {n.address[0]}:{n.address[1]:<6} {n.software or 'release unknown'}{fenced}")
         lines.append(f"      APIs: {_apis(n)}")
         lines.append(f"      supports: {_ranges(n.newest)}")
+        view = n.cluster_view
+        if view is not None and "brokers" in view:
+            lines.append(f"      DescribeCluster: brokers {view['brokers']}, controller {view['controller_id']}")
         if n.error:
             lines.append(f"      error: {n.error}")
     lines.append(f"profile: {ctx.profile}")
@@ -49,7 +54,7 @@ def observation_json(ctx: Any) -> dict[str, Any]:
         "epoch": obs.epoch, "profile": ctx.profile, "evidence": list(getattr(ctx.target, "evidence", [])),
         "tiers": list(ctx.tiers), "blocked": dict(ctx.blocked), "notes": list(obs.notes),
         "nodes": [{"id": n.id, "role": n.role, "address": f"{n.address[0]}:{n.address[1]}", "software": n.software,
-                   "fenced": n.fenced, "error": n.error,
+                   "fenced": n.fenced, "error": n.error, "describe_cluster": n.cluster_view,
                    "api_keys": {codec.API_NAMES.get(k, str(k)): list(r) for k, r in n.api_keys.items()},
                    "api_versions": {str(v): {"supported": {k: list(r) for k, r in f.supported.items()},
                                              "finalized": {k: list(r) for k, r in f.finalized.items()},

@@ -12,7 +12,6 @@ from conformance.model import jsonable
 from conformance.plugin import report_dir, repro_line
 from conformance.session import Divergence, Session
 
-
 BUDGET_SPENT = "the request budget of"  # conformance.wire.client.BudgetExhausted's text
 
 

@@ -44,7 +44,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         params = []
         for n in ctx.observation.nodes:
             hi = n.max_version(codec.API_VERSIONS)
-            for v in range(0, (hi if hi is not None else -1) + 1):
+            for v in range((hi if hi is not None else -1) + 1):
                 params.append(pytest.param((n.id, v), id=f"{n.role}{n.id}-v{v}",
                                            marks=[pytest.mark.kfc_rule("KIP584-API-01" if v < 3 else "KIP584-OBS-04"),
                                                   pytest.mark.kfc_tier("observe")]))

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from conformance.session import Session
 from conformance.live.checks import example_precondition
 from conformance.plugin import live_context
+from conformance.session import Session
 from conformance.suite._support import load_traces, needs, run_steps
 
 REGRESSIONS = {t["id"]: t for t in load_traces("regressions")}

@@ -218,7 +218,8 @@ class SubprocessTarget(Target):
     # -- the Target contract ------------------------------------------------------------------
     def hello(self) -> dict[str, Any]:
         caps = sorted(self.capabilities) if self.capabilities is not None else []
-        return {"name": self.name, "profile": self.profile, "capabilities": caps,
+        extra = {"tiers": list(self.tiers)} if getattr(self, "tiers", None) is not None else {}
+        return {**extra, "name": self.name, "profile": self.profile, "capabilities": caps,
                 "protocol_version": self.protocol_version}
 
     def reset(self, profile: str | None = None) -> None:
@@ -290,6 +291,7 @@ class SubprocessTarget(Target):
                          f"{_clip(json.dumps(resp))}")
         name, profile, caps = resp["name"], resp["profile"], resp["capabilities"]
         self.name, self.profile, self.capabilities = name, profile, frozenset(caps)
+        self.tiers = resp.get("tiers")  # a live target names its tiers (docs/target-protocol.md)
 
     def _request(self, body: dict[str, Any], expect: str, timeout: float, what: str) -> dict[str, Any]:
         proc = self._proc

@@ -79,7 +79,8 @@ def infer_profile(obs: Observation, given: str | None) -> tuple[str, list[str]]:
     if len(releases) == 1 and None not in releases:
         (name,) = releases
         assert name is not None
-        return name, [f"every broker runs {name}; the controller is not observed (give controller=HOST:PORT) "
-                      "and is taken to run the same release", *evidence]
+        why = (f"every broker runs {name}; the controller is not observed (give controller=HOST:PORT) "
+               "and is taken to run the same release")
+        return name, [why, *evidence]
     raise ProfileUnclear("cannot tell which release this cluster runs from what it advertises; name it with "
                          "--profile (or ?profile=): " + "; ".join(evidence or obs.notes or ["no node answered"]))

@@ -46,6 +46,7 @@ class NodeView:
     api_keys: dict[int, tuple[int, int]] = field(default_factory=dict)
     features: dict[int, FeatureView] = field(default_factory=dict)  # ApiVersions version -> answer
     fenced: bool | None = None
+    cluster_view: dict[str, Any] | None = None  # its DescribeCluster (brokers): {"brokers": [...], "controller_id"}
     error: str | None = None  # the node did not answer (the text names the request)
     software: str | None = None  # the release its answers match (inference), None: unknown
     evidence: str = ""
@@ -135,6 +136,20 @@ def read_features(target: KafkaTarget, addr: tuple[str, int], keys: dict[int, tu
             {f.name: (int(f.min_version_level), int(f.max_version_level)) for f in resp.finalized_features},
             int(resp.finalized_features_epoch))
     return out
+
+
+def read_cluster_view(target: KafkaTarget, addr: tuple[str, int],
+                      keys: dict[int, tuple[int, int]]) -> dict[str, Any] | None:
+    """The node's DescribeCluster answer for brokers (None: it does not advertise DescribeCluster)."""
+    v = _negotiated(keys, codec.DESCRIBE_CLUSTER)
+    if v is None:
+        return None
+    resp = send_request(target, addr, codec.DESCRIBE_CLUSTER, v, endpoint_type=1,
+                        include_cluster_authorized_operations=False, include_fenced_brokers=True)
+    if resp.error_code != 0:
+        return {"error": codec.error_name(resp.error_code)}
+    return {"brokers": sorted(int(b.broker_id) for b in resp.brokers), "controller_id": int(resp.controller_id),
+            "cluster_id": resp.cluster_id}
 
 
 def observe(target: KafkaTarget) -> Observation:
@@ -229,6 +244,7 @@ def observe(target: KafkaTarget) -> Observation:
         n.api_keys = dict(sorted(k.items()))
         try:
             n.features = read_features(target, n.address, k)
+            n.cluster_view = read_cluster_view(target, n.address, k)
         except WireError as e:
             n.error = str(e)
             notes.append(str(e))

@@ -351,33 +351,33 @@ def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, repo
     console = _console()
     start = time.perf_counter()
     with console.status(f"running the ci suite against {len(names)} mutants, {jobs} at a time …"):
-        rows = run_mutants(names, root, jobs, "ci", wire=wire)
+        ran = run_mutants(names, root, jobs, "ci", wire=wire)
     elapsed = time.perf_counter() - start
-    (root / "mutants.json").write_text(json.dumps({"seconds": round(elapsed, 2), "mutants": rows}, indent=1) + "\n")
+    (root / "mutants.json").write_text(json.dumps({"seconds": round(elapsed, 2), "mutants": ran}, indent=1) + "\n")
     if as_json:
-        click.echo(json.dumps(rows, indent=1))
+        click.echo(json.dumps(ran, indent=1))
     else:
         from rich.table import Table
 
-        table = Table(title=f"mutants: {sum(bool(r['killed']) for r in rows)}/{len(rows)} killed in {elapsed:.1f} s")
+        table = Table(title=f"mutants: {sum(bool(row['killed']) for row in ran)}/{len(ran)} killed in {elapsed:.1f} s")
         cols = ["mutant", "rule", "killed?", "first failing test", "time to kill (s)"]
         if wire:
             cols += ["wire: killed? (tier)", "wire (s)"]
         for col in cols:
             table.add_column(col)
-        for r in rows:
-            test = (r["first_failing_test"] or "-").replace("conformance/suite/", "")
-            cells = [r["mutant"], r["rule"], "[green]yes[/]" if r["killed"] else "[red]NO[/]", test[:60],
-                     f"{r['seconds']:.1f}"]
+        for row in ran:
+            test = (row["first_failing_test"] or "-").replace("conformance/suite/", "")
+            cells = [row["mutant"], row["rule"], "[green]yes[/]" if row["killed"] else "[red]NO[/]", test[:60],
+                     f"{row['seconds']:.1f}"]
             if wire:
-                w = r["wire"]
-                cells += [f"[green]yes[/] ({w['tier']})" if w["killed"] else "[yellow]no[/] (not reachable live)",
-                          f"{w['seconds']:.1f}"]
+                wr = row["wire"]
+                cells += [f"[green]yes[/] ({wr['tier']})" if wr["killed"] else "[yellow]no[/] (not reachable live)",
+                          f"{wr['seconds']:.1f}"]
             table.add_row(*cells)
         console.print(table)
-        rate = 100.0 * sum(bool(r["killed"]) for r in rows) / len(rows)
+        rate = 100.0 * sum(bool(row["killed"]) for row in ran) / len(ran)
         console.print(f"kill rate {rate:.0f}%  ({root / 'mutants.json'})")
         if wire:
-            wired = sum(bool(r["wire"]["killed"]) for r in rows)
-            console.print(f"wire (kafka://, no control): {wired}/{len(rows)} killed by the live tiers")
-    sys.exit(0 if all(r["killed"] for r in rows) else 1)
+            wired = sum(bool(row["wire"]["killed"]) for row in ran)
+            console.print(f"wire (kafka://, no control): {wired}/{len(ran)} killed by the live tiers")
+    sys.exit(0 if all(row["killed"] for row in ran) else 1)
