@@ -191,9 +191,8 @@ class FeatureMachine(RuleBasedStateMachine):
             return
         from conformance.live.restore import restore_levels
 
-        for node in sorted(self.ref.image.brokers):
-            if node in self.grammar.broker_ids:
-                self.run.target.apply({"op": "unregister", "node": node})
+        for node in sorted(set(self.ref.image.brokers) - live.visible):  # ours: synthetic, no listener
+            self.run.target.apply({"op": "unregister", "node": node})
         report = restore_levels(self.run.target, live.start_levels, live.profile)
         if report["not_restored"]:
             raise AssertionError("live cluster: the starting levels could not be restored between examples, so "
@@ -205,6 +204,12 @@ class FeatureMachine(RuleBasedStateMachine):
             return cmd
         # kraft.version changes the quorum's own protocol and never goes back: on a live cluster it is only probed.
         irreversible = self.live and any(u.get("feature") == KRAFT for u in cmd.get("updates", []))
+        if self.live and self.mutate and not irreversible and not (cmd.get("validate_only") and cmd.get("version", 1)):
+            from conformance.live.restore import reversible
+
+            # Only changes the reference can undo reach a live cluster; the others are probed.
+            live = self.run.live
+            irreversible = not reversible(self.ref, cmd, live.start_levels, live.visible)
         if not self.mutate or irreversible:
             cmd = {**cmd, "validate_only": True, "version": max(1, cmd.get("version", 1))}
         return cmd
