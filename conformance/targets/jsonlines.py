@@ -218,7 +218,8 @@ class SubprocessTarget(Target):
     # -- the Target contract ------------------------------------------------------------------
     def hello(self) -> dict[str, Any]:
         caps = sorted(self.capabilities) if self.capabilities is not None else []
-        extra = {"tiers": list(self.tiers)} if getattr(self, "tiers", None) is not None else {}
+        tiers = getattr(self, "tiers", None)
+        extra = {"tiers": list(tiers)} if isinstance(tiers, list) else {}
         return {**extra, "name": self.name, "profile": self.profile, "capabilities": caps,
                 "protocol_version": self.protocol_version}
 
