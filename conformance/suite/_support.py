@@ -63,7 +63,8 @@ def fail_with_trace(request: pytest.FixtureRequest, session: Session, d: BaseExc
         r = d.result
         # A step whose expected outcome carries no rule (a read-back) fails the rule the test checks.
         rule = r.rule or (rules[-1] if rules and r.failure is None else None)
-        divergence = {"step": r.index, "op": r.op, "rule": rule, "failure": r.failure,
+        divergence = {"step": r.index, "op": r.op, "rule": rule, "rule_from": "outcome" if r.rule else "test",
+                      "failure": r.failure,
                       "diffs": [{"field": x.field, "expected": x.expected, "actual": x.actual, "text": str(x)}
                                 for x in r.diffs]}
         if rule and rule not in rules:
