@@ -55,4 +55,12 @@ def run_one_line(command: Any, *args: Any, **kwargs: Any) -> None:
         sys.exit(1)
     except (click.exceptions.Abort, KeyboardInterrupt):
         _interrupted()
+    except Exception as e:
+        from reference_impl import InputError  # lazily: `kfc --help` loads no reference
+
+        if not isinstance(e, InputError):
+            raise
+        # Bad input that reached the reference (a broken profile file, …): one line, not a traceback.
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)

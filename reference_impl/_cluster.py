@@ -12,6 +12,7 @@ from typing import Any
 
 from ._catalog import KRAFT, MV, Profile, load_profile
 from ._errors import InputError
+from ._timeline import TimelineOrder
 
 Ranges = dict[str, tuple[int, int]]
 
@@ -100,11 +101,16 @@ class Image:
     brokers: dict[int, dict[str, Any]] = field(default_factory=dict)
     controllers: dict[int, dict[str, Any]] = field(default_factory=dict)
     payload: list[dict[str, Any]] = field(default_factory=list)
+    # The controller's iteration order over registrations (a TimelineHashMap in Kafka): which node an
+    # error names when several fail a support check.
+    broker_order: TimelineOrder = field(default_factory=TimelineOrder)
+    controller_order: TimelineOrder = field(default_factory=TimelineOrder)
 
     def copy(self) -> Image:
         """A deep copy (what copy.deepcopy gives, without its bookkeeping: an image is plain data)."""
         return Image(self.metadata_version, dict(self.finalized), self.kraft_version, tree_copy(self.brokers),
-                     tree_copy(self.controllers), tree_copy(self.payload))
+                     tree_copy(self.controllers), tree_copy(self.payload), self.broker_order.copy(),
+                     self.controller_order.copy())
 
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})
@@ -146,6 +152,7 @@ def replay(image: Image, record: dict[str, Any]) -> None:
         else:
             image.finalized[name] = level
     elif t == "RegisterBrokerRecord":
+        image.broker_order.put(record["broker_id"])
         image.brokers[record["broker_id"]] = {
             "incarnation": record["incarnation"],
             "features": {k: tuple(v) for k, v in record["features"].items()},
@@ -154,7 +161,9 @@ def replay(image: Image, record: dict[str, Any]) -> None:
         }
     elif t == "UnregisterBrokerRecord":
         image.brokers.pop(record["broker_id"], None)
+        image.broker_order.remove(record["broker_id"])
     elif t == "RegisterControllerRecord":
+        image.controller_order.put(record["controller_id"])
         image.controllers[record["controller_id"]] = {
             "incarnation": record["incarnation"],
             "features": {k: tuple(v) for k, v in record["features"].items()},

@@ -134,14 +134,14 @@ class UpdateContext:
             reason = range_reason(f"Local controller {c.active_id}", local.get(name), level)
             raise self.fail(name, level, str(reason), "KIP584-UPD-03" if name in local else "KIP584-UPD-13")
         brokers = c.image.brokers
-        for bid in sorted(brokers):  # fenced brokers count too
+        for bid in c.image.broker_order:  # fenced brokers count too; the registrations' TimelineHashMap order
             r = brokers[bid]["features"].get(name)
             if not supports(r, level):
                 raise self.fail(name, level, str(range_reason(f"Broker {bid}", r, level)), "KIP584-UPD-04")
         if c.image.metadata_version < CONTROLLER_REGISTRATION_MV:
             return  # below 3.7-IV0 other controllers cannot be verified
         controllers = c.image.controllers
-        for cid in sorted(controllers):
+        for cid in c.image.controller_order:
             if cid != c.active_id:
                 r = controllers[cid]["features"].get(name)
                 if not supports(r, level):
@@ -323,7 +323,10 @@ def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
 def sent_ranges(node: Node, version: int) -> Ranges:
     """What the node's software puts in a BrokerRegistration request of this version."""
     ranges = node.ranges()
-    omit = node.profile.behaviour["min0_ranges_below_v4"] == "omit" or node.explicit_ranges is not None
+    # KAFKA-17492 (3.9.0+): below v4 a broker leaves out ranges with min 0; 3.7/3.8 send every one
+    # (BrokerRegistrationRequest.build, 3.7.0:47-49 vs 3.9.0:47-57).  Explicit ranges follow the
+    # node's software too.
+    omit = node.profile.behaviour["min0_ranges_below_v4"] == "omit"
     if version < 4 and omit:
         ranges = {k: v for k, v in ranges.items() if v[0] != 0}
     return ranges

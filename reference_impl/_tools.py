@@ -188,7 +188,18 @@ def format_levels(p: Profile, cmd: dict[str, Any]) -> tuple[MetadataVersion, dic
         reason = dependency_reason(p, name, levels[name], proposed)
         if reason:
             raise ToolError(reason, "KIP1022-FMT-05")
+    _bootstrap_minimum(p, style, mv)
     return mv, levels, dynamic
+
+
+def _bootstrap_minimum(p: Profile, style: str, mv: MetadataVersion) -> None:
+    """3.x: the BootstrapMetadata constructor refuses a metadata.version below 3.3-IV0, after the
+    tool's own checks (BootstrapMetadata.java:82-85@3.7.0/3.8.0, :115-118@3.9.0; an uncaught
+    RuntimeException, so a stack trace and exit 1).  4.x parses nothing below 3.3-IV3."""
+    if style in ("3.7", "3.8", "3.9") and mv.level < p.mv_minimum_bootstrap:
+        what = "metadata versions" if style == "3.7" else "metadata.version"
+        raise ToolError(f"Bootstrap {what} before {p.mv_name(p.mv_minimum_bootstrap)} are not supported. "
+                        "Can't load metadata from format command", "KIP1022-FMT-06")
 
 
 def _format_3x(p: Profile, style: str, mv_rv: MetadataVersion | None, requested: dict[str, int],
@@ -207,6 +218,7 @@ def _format_3x(p: Profile, style: str, mv_rv: MetadataVersion | None, requested:
         text = (f"Metadata version {mv.name} is not ready for production use yet." if style == "3.7" else
                 f"The metadata.version {mv.name} is not ready for production use yet.")
         raise ToolError(text, "KIP1022-FMT-07")
+    _bootstrap_minimum(p, style, mv)
     # 3.8's PRODUCTION_FEATURES is empty: any other --feature is silently ignored.
     return mv, {}, False
 

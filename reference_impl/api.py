@@ -301,7 +301,7 @@ class Cluster:
             out.update(supported=None, finalized=None, epoch=None)  # features are v3+ tagged fields
             return self.ok(out)
         ranges = node.ranges()
-        if version < 4 and (p.behaviour["min0_ranges_below_v4"] == "omit" or node.explicit_ranges is not None):
+        if version < 4 and p.behaviour["min0_ranges_below_v4"] == "omit":  # the node's release (KAFKA-17492, 3.9.0+)
             ranges = {k: v for k, v in ranges.items() if v[0] != 0}
         out["supported"] = {k: list(v) for k, v in sorted(ranges.items())}
         out["finalized"] = self.finalized_view(self.active_profile)

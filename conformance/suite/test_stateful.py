@@ -11,7 +11,7 @@ Invariants (numbers as in the suite's documentation):
  5 metadata.version never below the profile's minimum, nor below 3.7-IV0 after a KIP-1155 downgrade
  6 no level goes down without a downgrade type
  7 a finalized level 0 is the same as absent (never listed)
- 8 ApiVersions and BrokerRegistration below v4 never carry a range with min 0
+ 8 ApiVersions and BrokerRegistration below v4 never carry a range with min 0 (nodes of 3.9.0+: KAFKA-17492)
  9 reloading a snapshot preserves describe
 10 KIP-915: an older loader's state equals the newer loader's state projected to what it knows
 11 the target agrees with the reference on every outcome
@@ -244,7 +244,9 @@ class FeatureMachine(RuleBasedStateMachine):
             else:
                 self.kraft_checked.discard(cmd["node"])
             version = cmd.get("version")
-            if version is not None and version < 4 and "sent_features" in out:
+            node = self.ref.node(cmd["node"])
+            omits = node is not None and node.profile.behaviour["min0_ranges_below_v4"] == "omit"  # 3.9.0+
+            if omits and version is not None and version < 4 and "sent_features" in out:
                 assert all(r[0] != 0 for r in out["sent_features"].values()), (
                     f"invariant 8: BrokerRegistration v{version} carried a min-0 range: {out['sent_features']}")
         self.observe()
@@ -357,7 +359,9 @@ class FeatureMachine(RuleBasedStateMachine):
         cmd = self.grammar.api_versions(DrawChooser(data), self.ref)
         out = self.step(cmd)
         version = cmd.get("version", 4)
-        if out["error"] == "NONE" and version < 4 and out.get("supported"):
+        node = self.ref.node(cmd.get("node"))
+        omits = node is not None and node.profile.behaviour["min0_ranges_below_v4"] == "omit"  # 3.9.0+ (KAFKA-17492)
+        if omits and out["error"] == "NONE" and version < 4 and out.get("supported"):
             assert all(r[0] != 0 for r in out["supported"].values()), (
                 f"invariant 8: ApiVersions v{version} carried a min-0 range: {out['supported']}")
 

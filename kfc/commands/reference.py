@@ -38,10 +38,13 @@ COMMANDS: list[click.Command] = []
 def profiles_cmd(as_json: bool) -> None:
     """List behaviour profiles with their metadata.version range and latest production level."""
     rows: list[dict[str, Any]] = []
-    for name in profile_names():
+    names = profile_names()
+    for name in names:
         p = load_profile(name)
+        patches = [n for n in names if n.startswith(name + ".")]
+        release = p.release + (f" (newest patch; also {', '.join(patches)})" if patches else "")
         rows.append({
-            "profile": name, "release": p.release, "verified": p.verified,
+            "profile": name, "release": release, "patches": patches, "verified": p.verified,
             "metadata_version": [p.mv_minimum, p.mv_latest_testing],
             "latest_production": f"{p.mv_latest_production} ({p.mv_name(p.mv_latest_production)})",
             "features": p.production_features, "default": name == DEFAULT_PROFILE,
@@ -49,11 +52,11 @@ def profiles_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
-    click.echo(f"{'profile':<10} {'release':<24} {'metadata.version':<17} {'latest production':<18} features")
+    click.echo(f"{'profile':<12} {'release':<52} {'metadata.version':<17} {'latest production':<18} features")
     for r in rows:
         lo, hi = r["metadata_version"]
         mark = " (default)" if r["default"] else ("" if r["verified"] else " (unverified)")
-        click.echo(f"{r['profile']:<10} {r['release']:<24} {f'{lo}-{hi}':<17} {r['latest_production']:<18} "
+        click.echo(f"{r['profile']:<12} {r['release']:<52} {f'{lo}-{hi}':<17} {r['latest_production']:<18} "
                    f"{', '.join(r['features']) or '-'}{mark}")
 
 

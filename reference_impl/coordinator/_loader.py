@@ -134,6 +134,11 @@ def load(profile_name: str, coordinator: str, records: Iterable[tuple[bytes | No
             saw_known_key = True
             kschema = _KEY_SCHEMA[coordinator].get(ktype)
             if kschema is None:  # known to this software, not modelled here: kept as opaque bytes
+                if java and value is not None and len(value) < 2:
+                    # The Java serde still reads the value's version first, whatever the record type
+                    # (CoordinatorRecordSerde.readVersion: coordinator-common/.../CoordinatorRecordSerde.java:93-99@4.0.0,
+                    # group/CoordinatorRecordSerde.java:106-112@3.9.0): an empty value fails the load.
+                    raise _Fatal("Could not read version from value's buffer.", "KIP915-CODEC-01")
                 other = res.state["other"].setdefault(str(ktype), {})
                 if value is None:
                     other.pop(key.hex(), None)
