@@ -25,13 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DUMPS = ROOT / "fixtures" / "release-dumps"
 MV = "metadata.version"
 
-ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2", "kafka-4.3", "kip-1155"]
+ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.1.0", "kafka-4.1.1", "kafka-4.2",
+                "kafka-4.3", "kip-1155"]
 DUMP_OF = {
     "kafka-3.7": "kafka-3.7.0.json",
     "kafka-3.8": "kafka-3.8.0.json",
     "kafka-3.9": "kafka-3.9.0.json",
     "kafka-4.0": "kafka-4.0.0.json",
     "kafka-4.1": "kafka-4.1.1.json",  # the minor profile follows its newest patch
+    "kafka-4.1.0": "kafka-4.1.0.json",
+    "kafka-4.1.1": "kafka-4.1.1.json",
     "kafka-4.2": "kafka-4.2.0.json",
 }
 UNVERIFIED = {"kafka-4.3", "kip-1155"}

@@ -1363,7 +1363,9 @@ def test_3x_registration_without_metadata_version_assumes_1_1(profile, text):
 @pytest.mark.rule("KIP584-REG-07", "pass")
 @pytest.mark.parametrize("profile", THREE_X)
 def test_3x_registration_without_metadata_version_at_3_0_iv1(profile):
-    c = fmt(profile, release_version="3.0-IV1")
+    # format refuses 3.0-IV1 (BootstrapMetadata, below 3.3-IV0): a cluster formatted by 3.0-3.2 is stated.
+    c = Cluster(profile)
+    ok(c.apply({"op": "restore_state", "metadata_version": 1}))
     ok(reg_broker(c, 1, ranges={"foo.version": [0, 1]}, version=3))
 
 
@@ -1382,12 +1384,15 @@ def test_rolling_upgrade_4_1_to_4_2():
     # The controller is upgraded first (it re-registers with the new software) ...
     ok(reg_controller(c, CID, software="kafka-4.2"))
     out = update(c, U(MV, 29))
-    assert out["message"] == FAIL_ALL + invalid(29, MV, "Broker 1 only supports versions 7-27"), out
-    # ... then the brokers, one at a time.
-    ok(reg_broker(c, 1, software="kafka-4.2", incarnation="new-1"))
-    out = update(c, U(MV, 29))
+    # Both old brokers fail; the controller meets broker 2 first: its registrations live in a
+    # TimelineHashMap, which iterates {1, 2} as 2, 1 (FeatureControlManager.reasonNotSupported,
+    # FeatureControlManager.java:321-374@4.1.1; BaseHashTable.findSlot, SnapshottableHashTable.java:172).
     assert out["message"] == FAIL_ALL + invalid(29, MV, "Broker 2 only supports versions 7-27"), out
+    # ... then the brokers, one at a time.
     ok(reg_broker(c, 2, software="kafka-4.2", incarnation="new-2"))
+    out = update(c, U(MV, 29))
+    assert out["message"] == FAIL_ALL + invalid(29, MV, "Broker 1 only supports versions 7-27"), out
+    ok(reg_broker(c, 1, software="kafka-4.2", incarnation="new-1"))
     ok(update(c, U(MV, 29), U(STREAMS, 1)))
     assert fin(c)[MV] == 29 and fin(c)[STREAMS] == 1
 

@@ -162,9 +162,19 @@ def test_format_too_old(profile: str, kw: dict[str, Any], message: str) -> None:
 
 
 @pytest.mark.rule("KIP1022-FMT-06", "pass")
-def test_format_first_kraft_version_is_accepted_in_3x() -> None:
-    assert fmt_ok("kafka-3.9", release_version="3.0-IV1")["metadata_version"]["level"] == 1
-    assert fmt_ok("kafka-3.7", release_version="3.0-IV1")["metadata_version"]["level"] == 1
+@pytest.mark.rule("KIP1022-FMT-06", "fail")
+@pytest.mark.parametrize(("profile", "word"), [("kafka-3.7", "metadata versions"), ("kafka-3.8", "metadata.version"),
+                                               ("kafka-3.9", "metadata.version")])
+def test_3x_format_refuses_bootstrap_versions_below_3_3_iv0(profile: str, word: str) -> None:
+    """The tool's own checks pass 3.0-IV1 .. 3.2-IV0, then BootstrapMetadata's constructor throws
+    (BootstrapMetadata.java:82-85@3.7.0 "versions", :82-85@3.8.0 and :115-118@3.9.0-rc3 "metadata.version";
+    reached from StorageTool.scala:88@3.7.0, Formatter.java:363-365@3.9.0-rc3)."""
+    for rv in ("3.0-IV1", "3.1-IV0", "3.2-IV0"):
+        out = Cluster(profile).apply({"op": "format", "release_version": rv})
+        assert (out["error"], out["rule"]) == ("TOOL_ERROR", "KIP1022-FMT-06"), out
+        assert out["message"] == (f"Bootstrap {word} before 3.3-IV0 are not supported. Can't load metadata from "
+                                  "format command")
+    assert fmt_ok(profile, release_version="3.3-IV0")["metadata_version"]["level"] == 4
 
 
 @pytest.mark.rule("KIP1022-FMT-02", "fail")

@@ -39,7 +39,11 @@ def profile_names() -> list[str]:
 
 
 def profile(name: str) -> dict[str, Any]:
-    p = behaviour_doc()["profiles"].get(name)
+    profiles = behaviour_doc()["profiles"]
+    p = profiles.get(name)
+    if p is None and name.count(".") == 2:
+        # A patch profile (kafka-4.1.0): its coordinators are its minor release's (no patch changed them).
+        p = profiles.get(name.rsplit(".", 1)[0])
     if p is None:
         raise InputError(f"Unknown profile '{name}'. Known profiles: {', '.join(profile_names())}")
     return p
