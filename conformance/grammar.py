@@ -481,15 +481,22 @@ class Grammar:
                                                                                "bad release")}
         if ch.chance(0.15, "unstable"):
             cmd["unstable"] = True
+        self._tool(ch, cmd)
         return cmd
 
     def feature_dependencies(self, ch: Chooser) -> dict[str, Any]:
         names = [MV, *self.profile.production_features, "nope.version"]
         items = []
-        for _ in range(ch.pick((1, 2, 1), "how many")):
+        for _ in range(ch.pick((1, 2, 3, 1), "how many")):
             n = ch.pick(names, "feature")
             items.append(f"{n}={ch.integer(0, 31, 'level')}" if ch.chance(0.95, "with level") else n)
-        return {"op": "feature_dependencies", "features": items}
+        return self._tool(ch, {"op": "feature_dependencies", "features": items})
+
+    def _tool(self, ch: Chooser, cmd: dict[str, Any]) -> dict[str, Any]:
+        """4.0+ have version-mapping and feature-dependencies in kafka-features too."""
+        if self.profile.behaviour["tools_have_mapping_commands"] and ch.chance(0.4, "kafka-features"):
+            cmd["tool"] = "kafka-features"
+        return cmd
 
 
 __all__ = [

@@ -48,6 +48,7 @@ COMPARED_FIELDS: tuple[Field, ...] = (
     Field("levels", True), Field("metadata_version"), Field("finalized", True), Field("supported", True),
     Field("epoch", True), Field("lines", True), Field("exit_code"), Field("dependencies"), Field("state"),
     Field("skipped_unknown_keys"), Field("ignored_tagged_fields"), Field("sent_features"), Field("lost"),
+    Field("stderr"),
 )
 OUTCOME_KEYS = ("error", "error_code", "message")  # required in every outcome
 STATUSES = ("pass", "diverged", "target-error", "input-error")

@@ -44,5 +44,6 @@ class KafkaError(Exception):
 class ToolError(KafkaError):
     """An error a Kafka command-line tool prints (kafka-storage, kafka-features)."""
 
-    def __init__(self, message: str, rule: str):
+    def __init__(self, message: str, rule: str, lines: list[str] | None = None):
         super().__init__(TOOL_ERROR, message, rule)
+        self.lines = lines or []  # what the tool printed on stdout before it failed

@@ -116,12 +116,14 @@ def features_tool(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
             lines.append(_failure_line(action, name, level, dry, msg or err))
     out["response"] = resp
     out["records"] = resp.get("records", [])
-    if failed:
-        lines.append(f"{failed} out of {len(updates)} operation(s) failed.")
     out.update(lines=lines, exit_code=1 if failed else 0)
     if failed:
-        return c.err(out, resp["error"] if resp["error"] != "NONE" else "INVALID_UPDATE_VERSION",
-                     f"{failed} out of {len(updates)} operation(s) failed.", resp.get("rule") or "KIP1022-TOOL-06")
+        # The per-feature lines go to stdout; the summary is thrown (TerseException) and main prints
+        # its message to stderr (FeatureCommand.java:318 and :58-71@3.7.0, :464 and :61-74@4.0.0/4.1.1).
+        summary = f"{failed} out of {len(updates)} operation(s) failed."
+        out["stderr"] = [summary]
+        return c.err(out, resp["error"] if resp["error"] != "NONE" else "INVALID_UPDATE_VERSION", summary,
+                     resp.get("rule") or "KIP1022-TOOL-06")
     return c.ok(out)
 
 

@@ -302,11 +302,21 @@ def version_mapping(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
 
 
 def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
-    """kafka-storage feature-dependencies; lines are produced in argument order."""
+    """feature-dependencies of kafka-storage (default) or kafka-features (`tool`, 4.0+): lines are
+    printed in argument order, so a failure leaves the earlier features' lines on stdout
+    (StorageTool.scala:200-252@4.1.1, FeatureCommand.java:390-420@4.0.0)."""
+    lines: list[str] = []
+    try:
+        return _feature_dependencies(p, cmd, lines)
+    except ToolError as e:
+        e.lines = list(lines)
+        raise
+
+
+def _feature_dependencies(p: Profile, cmd: dict[str, Any], lines: list[str]) -> dict[str, Any]:
     items = _flag_items(cmd.get("features") or [])
     if not items:
         raise ToolError("argument --feature/-f is required", "KIP1022-DEP-02")
-    lines: list[str] = []
     deps_out: dict[str, dict[str, int]] = {}
     trims = p.behaviour["mv_parse_style"] == "4.2"  # 4.2 splits with a limit and trims; 4.0/4.1 do neither
     for item in items:
@@ -337,6 +347,8 @@ def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
         if feat is None or not feat.production or name not in p.production_feature_order:
             raise ToolError(f"Unknown feature: {name}", "KIP1022-DEP-02")
         if level not in feat.levels:
+            if cmd.get("tool") == "kafka-features":  # Feature.fromFeatureLevel (Feature.java:148@4.0.0)
+                raise ToolError(f"No feature:{name} with feature level {level}", "KIP1022-DEP-02")
             raise ToolError(f"Feature level {level} is not supported for feature {name}", "KIP1022-DEP-02")
         deps = feat.levels[level].dependencies
         deps_out[key] = dict(deps)

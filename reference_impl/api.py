@@ -11,7 +11,7 @@ from . import _tools as tools
 from ._catalog import DEFAULT_PROFILE, KRAFT, MV, Profile, load_profile
 from ._cluster import Image, Node, image_records, node_from_spec, parse_ranges, replay, tree_copy
 from ._command_schema import command_problem
-from ._errors import ERROR_CODES, INVALID_COMMAND, InputError, KafkaError
+from ._errors import ERROR_CODES, INVALID_COMMAND, InputError, KafkaError, ToolError
 
 OPS = (
     "format", "restore_state", "version_mapping", "feature_dependencies", "register", "unregister",
@@ -118,6 +118,13 @@ class Cluster:
         handler: Callable[[dict[str, Any]], dict[str, Any]] = getattr(self, method)  # a subclass may override it
         try:
             return handler(command)
+        except ToolError as e:
+            # A tool prints its stdout lines, then the error on stderr (the message of what it threw).
+            out = self.err({"op": op}, e.error, e.message, e.rule)
+            if e.lines:
+                out["lines"] = list(e.lines)
+            out["stderr"] = [e.message]
+            return out
         except KafkaError as e:
             return self.err({"op": op}, e.error, e.message, e.rule)
         except InputError as e:
@@ -233,6 +240,8 @@ class Cluster:
         spec: dict[str, Any] = {"id": node_id}
         if cmd.get("ranges") is not None:
             spec["ranges"] = cmd["ranges"]
+            if cmd.get("software"):
+                spec["software"] = cmd["software"]  # explicit ranges; the rest of its behaviour is its release's
         else:
             prev = self.node(node_id)
             default = prev.software if prev is not None and prev.role == role else self.default_software

@@ -26,6 +26,8 @@ def _run_tool(profile: str | None, command: dict[str, Any]) -> dict[str, Any]:
         _fail(str(e))
     out = cluster.apply(command)
     if out["error"] != "NONE":
+        for line in out.get("lines") or []:  # what the tool printed before it failed
+            click.echo(line)
         _fail(out["message"])
     return out
 
