@@ -29,6 +29,14 @@ class TimelineOrder:
         self.slots: list[list[int]] = [[], []]
         self.size = 0
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TimelineOrder) and self.slots == other.slots
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"TimelineOrder({list(self)}, capacity={len(self.slots)})"
+
     def copy(self) -> TimelineOrder:
         other = TimelineOrder()
         other.slots, other.size = [list(s) for s in self.slots], self.size

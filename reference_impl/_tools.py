@@ -307,59 +307,55 @@ def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
     (StorageTool.scala:200-252@4.1.1, FeatureCommand.java:390-420@4.0.0)."""
     lines: list[str] = []
     try:
-        return _feature_dependencies(p, cmd, lines)
+        items = _flag_items(cmd.get("features") or [])
+        if not items:
+            raise ToolError("argument --feature/-f is required", "KIP1022-DEP-02")
+        deps_out: dict[str, dict[str, int]] = {}
+        trims = p.behaviour["mv_parse_style"] == "4.2"  # 4.2 splits with a limit and trims; 4.0/4.1 do neither
+        for item in items:
+            if item.count("=") != 1 and not (trims and "=" in item):
+                # 4.0/4.1 die with scala.MatchError here; the 4.2 text is the clear equivalent.
+                raise ToolError(f"Invalid feature format: {item}. Expected format: 'feature=version' "
+                                "(e.g. 'group.version=1')", "KIP1022-DEP-02")
+            name, _, raw = item.partition("=")
+            if trims:
+                name, raw = name.strip(), raw.strip()
+            try:
+                if raw != raw.strip() or not raw:
+                    raise ValueError  # Scala's toShort rejects surrounding blanks
+                level = int(raw)
+                if not -32768 <= level <= 32767:
+                    raise ValueError
+            except ValueError:
+                raise ToolError(f"Invalid version format: {raw} for feature {name}", "KIP1022-DEP-02") from None
+            key = f"{name}={level}"
+            if name == MV:
+                mv = p.mv(level)
+                if mv is None:
+                    raise ToolError(f"Unknown metadata.version {level}", "KIP1022-DEP-02")
+                lines.append(f"{MV}={level} ({mv.name}) has no dependencies.")
+                deps_out[key] = {}
+                continue
+            feat = p.features.get(name)
+            if feat is None or not feat.production or name not in p.production_feature_order:
+                raise ToolError(f"Unknown feature: {name}", "KIP1022-DEP-02")
+            if level not in feat.levels:
+                if cmd.get("tool") == "kafka-features":  # Feature.fromFeatureLevel (Feature.java:148@4.0.0)
+                    raise ToolError(f"No feature:{name} with feature level {level}", "KIP1022-DEP-02")
+                raise ToolError(f"Feature level {level} is not supported for feature {name}", "KIP1022-DEP-02")
+            deps = feat.levels[level].dependencies
+            deps_out[key] = dict(deps)
+            if not deps:
+                lines.append(f"{key} has no dependencies.")
+                continue
+            lines.append(f"{key} requires:")
+            for dep, dl in deps.items():
+                suffix = f" ({p.mv_name(dl)})" if dep == MV else ""
+                lines.append(f"    {dep}={dl}{suffix}")
+        out: dict[str, Any] = {"dependencies": deps_out, "lines": lines}
+        if not p.behaviour["tools_have_mapping_commands"]:
+            out["note"] = f"{p.release} has no feature-dependencies command; computed from its catalogue"
+        return out
     except ToolError as e:
         e.lines = list(lines)
         raise
-
-
-def _feature_dependencies(p: Profile, cmd: dict[str, Any], lines: list[str]) -> dict[str, Any]:
-    items = _flag_items(cmd.get("features") or [])
-    if not items:
-        raise ToolError("argument --feature/-f is required", "KIP1022-DEP-02")
-    deps_out: dict[str, dict[str, int]] = {}
-    trims = p.behaviour["mv_parse_style"] == "4.2"  # 4.2 splits with a limit and trims; 4.0/4.1 do neither
-    for item in items:
-        if item.count("=") != 1 and not (trims and "=" in item):
-            # 4.0/4.1 die with scala.MatchError here; the 4.2 text is the clear equivalent.
-            raise ToolError(f"Invalid feature format: {item}. Expected format: 'feature=version' "
-                            "(e.g. 'group.version=1')", "KIP1022-DEP-02")
-        name, _, raw = item.partition("=")
-        if trims:
-            name, raw = name.strip(), raw.strip()
-        try:
-            if raw != raw.strip() or not raw:
-                raise ValueError  # Scala's toShort rejects surrounding blanks
-            level = int(raw)
-            if not -32768 <= level <= 32767:
-                raise ValueError
-        except ValueError:
-            raise ToolError(f"Invalid version format: {raw} for feature {name}", "KIP1022-DEP-02") from None
-        key = f"{name}={level}"
-        if name == MV:
-            mv = p.mv(level)
-            if mv is None:
-                raise ToolError(f"Unknown metadata.version {level}", "KIP1022-DEP-02")
-            lines.append(f"{MV}={level} ({mv.name}) has no dependencies.")
-            deps_out[key] = {}
-            continue
-        feat = p.features.get(name)
-        if feat is None or not feat.production or name not in p.production_feature_order:
-            raise ToolError(f"Unknown feature: {name}", "KIP1022-DEP-02")
-        if level not in feat.levels:
-            if cmd.get("tool") == "kafka-features":  # Feature.fromFeatureLevel (Feature.java:148@4.0.0)
-                raise ToolError(f"No feature:{name} with feature level {level}", "KIP1022-DEP-02")
-            raise ToolError(f"Feature level {level} is not supported for feature {name}", "KIP1022-DEP-02")
-        deps = feat.levels[level].dependencies
-        deps_out[key] = dict(deps)
-        if not deps:
-            lines.append(f"{key} has no dependencies.")
-            continue
-        lines.append(f"{key} requires:")
-        for dep, dl in deps.items():
-            suffix = f" ({p.mv_name(dl)})" if dep == MV else ""
-            lines.append(f"    {dep}={dl}{suffix}")
-    out: dict[str, Any] = {"dependencies": deps_out, "lines": lines}
-    if not p.behaviour["tools_have_mapping_commands"]:
-        out["note"] = f"{p.release} has no feature-dependencies command; computed from its catalogue"
-    return out

@@ -61,6 +61,12 @@ def infer_software(node: NodeView) -> tuple[str | None, str]:
     matches, evidence = candidates(node)
     stable = sorted(m for m in matches if " " not in m)
     names = stable or sorted({m.split(" ")[0] for m in matches})
+    # Patches that advertise the same surface as their minor cannot be told apart over the wire: the
+    # minor name (its newest patch) stands for them, and the evidence says so.
+    minors = [n for n in names if all(m == n or m.startswith(n + ".") for m in names)]
+    if len(names) > 1 and len(minors) == 1:
+        patches = [m for m in names if m != minors[0]]
+        return minors[0], f"{evidence[0]} (patches {', '.join(patches)} look the same; --profile picks one)"
     return (names[0] if len(names) == 1 else None), evidence[0]
 
 
