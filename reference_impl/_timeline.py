@@ -23,7 +23,7 @@ def _slot(key: int, capacity: int) -> int:
 class TimelineOrder:
     """The keys of one TimelineHashMap, in its iteration order."""
 
-    __slots__ = ("slots", "size")
+    __slots__ = ("size", "slots")
 
     def __init__(self) -> None:
         self.slots: list[list[int]] = [[], []]

@@ -143,10 +143,10 @@ def test_kraft_version_dependency_per_patch(profile: str, lines: list[str]) -> N
 
 @pytest.mark.rule("KIP1022-FMT-09", "fail")
 @pytest.mark.parametrize(("profile", "text"), [
-    ("kafka-4.1.0", "Cannot set kraft.version to 1 unless one of the flags --standalone, --initial-controllers, or "
-                    "--no-initial-controllers is used."),  # Formatter.java:359-364@4.1.0
-    ("kafka-4.1.1", "Cannot set kraft.version to 1 unless controller.quorum.voters is empty and one of the flags "
-                    "--standalone, --initial-controllers, or --no-initial-controllers is used."),  # :358-363@4.1.1
+    ("kafka-4.1.0", ("Cannot set kraft.version to 1 unless one of the flags --standalone, --initial-controllers, or "
+                    "--no-initial-controllers is used.")),  # Formatter.java:359-364@4.1.0
+    ("kafka-4.1.1", ("Cannot set kraft.version to 1 unless controller.quorum.voters is empty and one of the flags "
+                    "--standalone, --initial-controllers, or --no-initial-controllers is used.")),  # :358-363@4.1.1
 ])
 def test_kraft_version_flag_error_per_patch(profile: str, text: str) -> None:
     out = Cluster(profile).apply({"op": "format", "features": ["kraft.version=1"], "controller_quorum_voters": True})
