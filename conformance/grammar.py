@@ -24,6 +24,7 @@ BROKER_IDS = (1, 2, 3)
 FIRST_CONTROLLER = 3000
 BAD_RELEASES = ("9.9-IV9", "2.9-IV2", "3.6-IVI", "3.2-IV0", "3.3", "nonsense")
 UNKNOWN_FEATURE = "unknown.feature.version"
+DYNAMIC_QUORUM_MV = 21  # 3.9-IV0: the first metadata.version a KIP-853 (dynamic) quorum can run
 
 # Op kinds: base weight for the generator and the error names each tends to reach (its coverage guidance).
 KINDS: dict[str, tuple[float, tuple[str, ...]]] = {
@@ -31,6 +32,7 @@ KINDS: dict[str, tuple[float, tuple[str, ...]]] = {
                              "DUPLICATE_BROKER_REGISTRATION")),
     "register_controller": (5, ("UNSUPPORTED_VERSION", "UNKNOWN_SERVER_ERROR")),
     "controller_rollback": (2, ("UNSUPPORTED_VERSION", "INVALID_UPDATE_VERSION")),
+    "roll_broker": (3, ("UNSUPPORTED_VERSION",)),
     "unregister": (4, ("BROKER_ID_NOT_REGISTERED",)),
     "update_features": (18, ("INVALID_UPDATE_VERSION", "UNSUPPORTED_VERSION", "NOT_CONTROLLER")),
     "downgrade_metadata_version": (4, ("INVALID_UPDATE_VERSION",)),
@@ -232,6 +234,12 @@ class Grammar:
             controllers[-1]["software"] = self.software(ch)
         cmd: dict[str, Any] = {"op": "format", "controllers": controllers}
         if valid:
+            dynamic_ok = [v for v in prod if v >= DYNAMIC_QUORUM_MV]
+            if KRAFT in p.features and dynamic_ok and ch.chance(0.3, "valid dynamic quorum"):
+                # A KIP-853 quorum needs metadata.version 3.9-IV0 or later: choose one that can have it.
+                cmd["release_version"] = p.mv_name(ch.pick(dynamic_ok[::-1][:4], "release"))
+                cmd["standalone"] = True
+                return cmd
             cmd["release_version"] = p.mv_name(ch.pick(prod[::-1][:4], "release"))
             return cmd
         how = ch.weighted(("release", "features", "unstable", "bad release"), (0.62, 0.22, 0.10, 0.06), "format")
@@ -266,6 +274,10 @@ class Grammar:
         if p.behaviour["format_style"] not in ("3.7", "3.8") or ch.chance(0.05, "quorum flags anyway"):
             quorum = ch.weighted(("static", "standalone", "initial_controllers", "no_initial_controllers", "both"),
                                  (0.70, 0.15, 0.07, 0.05, 0.03), "quorum")
+            dynamic_ok = [v for v in prod if v >= DYNAMIC_QUORUM_MV]
+            if (quorum in ("standalone", "initial_controllers") and dynamic_ok and cmd.get("release_version")
+                    and ch.chance(0.5, "a release the quorum can have")):
+                cmd["release_version"] = p.mv_name(ch.pick(dynamic_ok, "dynamic-quorum release"))
             if quorum in ("standalone", "both"):
                 cmd["standalone"] = True
             if quorum in ("no_initial_controllers", "both"):
@@ -338,10 +350,22 @@ class Grammar:
         old controller's registration must hold the upgrade back (KIP-919)."""
         p = self.profile
         older = self.names[: self.names.index(p.name)] or [p.name]
-        return [{"op": "register", "role": "controller", "node": ch.pick(list(cluster.voters), "controller"),
-                 "software": ch.pick(older[::-1], "older release")},
-                {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
-                 "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}]
+        roll = {"op": "register", "role": "controller", "node": ch.pick(list(cluster.voters), "controller"),
+                "software": ch.pick(older[::-1], "older release")}
+        upgrade = {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                   "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}
+        # Upgraded first, a standby then rolled back below the finalized level cannot replay it (REPLAY-01).
+        return [upgrade, roll] if ch.chance(0.4, "upgrade first") else [roll, upgrade]
+
+    def roll_broker(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        """A rolling upgrade or rollback: a registered broker restarts on the next or previous release."""
+        registered = sorted(n for n in cluster.image.brokers if not self.synthetic_only or n in self.broker_ids)
+        node = ch.pick(registered, "broker") if registered else ch.pick(self.broker_ids, "broker")
+        current = cluster.node(node)
+        base = current.software if current is not None and current.software in self.names else self.profile.name
+        i = self.names.index(base) + ch.pick((1, -1, 2, -1, 1, -1), "release step")
+        return {"op": "register", "role": "broker", "node": node,
+                "software": self.names[min(max(i, 0), len(self.names) - 1)]}
 
     def unregister(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
         registered = sorted(n for n in cluster.image.brokers if not self.synthetic_only or n in self.broker_ids)
@@ -375,14 +399,23 @@ class Grammar:
         return cmd
 
     def downgrade_metadata_version(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
-        """One step down, across a metadata change, or below the minimum."""
+        """metadata.version steps: a lossless downgrade (no metadata change crossed), one step down,
+        across a metadata change, below the minimum -- or the next production level up."""
         p = self.profile
         cur = cluster.finalized_view().get(MV, 0)
         below = [v for v in reversed(p.mv_levels) if v < cur]
-        target = ch.pick([*below, p.mv_minimum - 1] if below else [cur, p.mv_minimum - 1], "down to")
+        up = [v for v in p.mv_levels if cur < v <= p.mv_latest_production]
+        version = min(2, p.behaviour["update_features_max_version"])
+        if up and ch.chance(0.25, "upgrade instead"):
+            return {"op": "update_features", "version": version,
+                    "updates": [{"feature": MV, "level": up[0], "upgrade_type": "UPGRADE"}]}
+        lossless = [v for v in below if not p.metadata_changed(v, cur)]
+        if lossless and ch.chance(0.4, "lossless"):
+            target = ch.pick(lossless, "lossless down to")
+        else:
+            target = ch.pick([*below, p.mv_minimum - 1] if below else [cur, p.mv_minimum - 1], "down to")
         unsafe = ch.chance(0.5, "unsafe")
-        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
-                "validate_only": ch.chance(0.2, "validate only"),
+        return {"op": "update_features", "version": version, "validate_only": ch.chance(0.2, "validate only"),
                 "updates": [{"feature": MV, "level": target,
                              "upgrade_type": "UNSAFE_DOWNGRADE" if unsafe else "SAFE_DOWNGRADE"}]}
 

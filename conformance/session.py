@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from . import families
 from .engine import Lockstep, StepResult
 from .targets.base import Target, capabilities_of
 from .trace import make_trace, write_trace
@@ -29,6 +30,7 @@ class Coverage:
         self.ops: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
         self.rules: Counter[str] = Counter()
+        self.states: Counter[str] = Counter()  # state families reached (conformance.families)
 
     def add(self, command: dict[str, Any], outcome: dict[str, Any]) -> None:
         self.ops[str(command.get("op"))] += 1
@@ -44,10 +46,11 @@ class Coverage:
         self.ops.update(other.ops)
         self.errors.update(other.errors)
         self.rules.update(other.rules)
+        self.states.update(other.states)
 
     def to_json(self) -> dict[str, Any]:
         return {"ops": dict(sorted(self.ops.items())), "errors": dict(sorted(self.errors.items())),
-                "rules": dict(sorted(self.rules.items()))}
+                "rules": dict(sorted(self.rules.items())), "states": dict(sorted(self.states.items()))}
 
     @property
     def families(self) -> set[str]:
@@ -77,8 +80,10 @@ class Session:
         return [s.record() for s in self.engine.steps if s.index >= 0]
 
     def step(self, command: dict[str, Any]) -> dict[str, Any]:
+        before = families.snapshot(command, self.reference)
         result = self.engine.step(command)
         self.coverage.add(command, result.expected)
+        self.coverage.states.update(families.observe(command, result.expected, self.reference, before))
         if self._allure is not None:
             got = result.actual.get("error") if result.actual else "TARGET_ERROR"
             with self._allure.step(f"{result.op} -> {got}" + ("" if result.ok else " (DIVERGES)")):

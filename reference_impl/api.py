@@ -314,6 +314,9 @@ class Cluster:
             ranges = {k: v for k, v in ranges.items() if v[0] != 0}
         out["supported"] = {k: list(v) for k, v in sorted(ranges.items())}
         out["finalized"] = self.finalized_view(self.active_profile)
+        if node.role == "controller" and not p.behaviour.get("controller_reports_kraft_version", True):
+            # Before KAFKA-18920 (3.9.1, 4.0.0) a controller's ApiVersions never set kraft.version.
+            out["finalized"].pop(KRAFT, None)
         out["epoch"] = self.epoch
         return self.ok(out)
 

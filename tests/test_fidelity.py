@@ -149,7 +149,7 @@ def test_kraft_version_dependency_per_patch(profile: str, lines: list[str]) -> N
                     "--standalone, --initial-controllers, or --no-initial-controllers is used.")),  # :358-363@4.1.1
 ])
 def test_kraft_version_flag_error_per_patch(profile: str, text: str) -> None:
-    out = Cluster(profile).apply({"op": "format", "features": ["kraft.version=1"], "controller_quorum_voters": True})
+    out = Cluster(profile).apply({"op": "format", "features": ["kraft.version=1"], "static_voters": True})
     refused(out, "TOOL_ERROR", "KIP1022-FMT-09")
     assert out["message"].startswith(text), out["message"]
 

@@ -166,10 +166,13 @@ class FeatureMachine(RuleBasedStateMachine):
         """Invariant 4."""
         if not self._deps_apply():
             return
+        raft = self.profile.behaviour["kraft_version_update"] == "raft"
         for name, level in fin.items():
             feat = self.profile.features.get(name)
             if name == MV or feat is None or level not in feat.levels:
                 continue
+            if name == KRAFT and raft:
+                continue  # 4.1+ upgrades kraft.version in the raft layer, without a dependency check
             for dep, need in feat.levels[level].dependencies.items():
                 assert fin.get(dep, 0) >= need, f"invariant 4: {name}={level} needs {dep}>={need}, have {fin}"
 
@@ -257,6 +260,18 @@ class FeatureMachine(RuleBasedStateMachine):
         self.step(self.grammar.register_controller(DrawChooser(data), self.ref))
         self.observe()
 
+    @precondition(lambda self: self.can("register") and bool(self.brokers))
+    @rule(data=st.data())
+    def roll_broker(self, data: st.DataObject) -> None:
+        cmd = self.grammar.roll_broker(DrawChooser(data), self.ref)
+        if self.step(cmd)["error"] == "NONE":
+            self.brokers.add(cmd["node"])
+            if KRAFT in self.ref.active_profile.features:
+                self.kraft_checked.add(cmd["node"])
+            else:
+                self.kraft_checked.discard(cmd["node"])
+        self.observe()
+
     @precondition(lambda self: self.can("unregister"))
     @rule(data=st.data())
     def unregister(self, data: st.DataObject) -> None:
@@ -270,10 +285,12 @@ class FeatureMachine(RuleBasedStateMachine):
                   and not self.live)
     @rule(data=st.data())
     def controller_rollback(self, data: st.DataObject) -> None:
-        register, upgrade = self.grammar.controller_rollback(DrawChooser(data), self.ref)
-        self.step(register)
-        self.observe()
-        self._update(upgrade)
+        for cmd in self.grammar.controller_rollback(DrawChooser(data), self.ref):
+            if cmd["op"] == "update_features":
+                self._update(cmd)
+            else:
+                self.step(cmd)
+                self.observe()
 
     # -- updates ------------------------------------------------------------------------------------
     @precondition(lambda self: self.can("update_features"))

@@ -1,0 +1,67 @@
+"""The ci run of the stateful model reaches every state family on every profile where it exists, and
+every rule the reference applies on a profile has an example there (issue 11, item 9)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from conformance.families import FAMILIES, exists
+from conformance.generate import generate_one
+from conformance.suite import test_stateful as model
+from conformance.targets import make_target
+from reference_impl import load_profile, profile_names
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("profile", list(profile_names()))
+def test_ci_run_reaches_every_state_family_that_exists(profile: str) -> None:
+    target = make_target(f"reference:{profile}")
+    run = model.Run(target, profile, frozenset(target.hello()["capabilities"]))
+    try:
+        run.execute("ci")
+    finally:
+        target.close()
+    p = load_profile(profile)
+    missing = [f for f in FAMILIES if exists(f, p) and not run.coverage.states[f]]
+    assert not missing, f"{profile}: the ci run never reaches {missing}"
+
+
+def test_families_that_cannot_exist_are_few_and_explained() -> None:
+    assert not exists("dynamic-quorum", load_profile("kafka-3.8"))  # no kraft.version before 3.9
+    assert not exists("kraft1-read-controller", load_profile("kafka-3.9"))  # KAFKA-18920 is in 3.9.1, not 3.9.0
+    assert exists("kraft1-read-controller", load_profile("kafka-4.0"))
+    assert not exists("standby-below-finalized", load_profile("kafka-3.7"))  # no older release modelled
+
+
+def test_every_rule_the_reference_applies_on_a_profile_has_an_example_there() -> None:
+    labelled: dict[str, set[str]] = defaultdict(set)
+    for path in (ROOT / "fixtures" / "examples").glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                t = json.loads(line)
+                labelled[t["profile"]] |= set(t.get("rules", []))
+    gaps = {}
+    for profile in profile_names():
+        applied = set()
+        for i in range(400):  # the scan scripts/fill_examples.py makes
+            for step in generate_one(20261122, i, profile)["steps"]:
+                e = step["expected"]
+                applied |= {e["rule"]} if e.get("rule") else set()
+                applied |= {r["rule"] for r in (e.get("results") or {}).values() if isinstance(r, dict) and r.get("rule")}
+        if applied - labelled[profile]:
+            gaps[profile] = sorted(applied - labelled[profile])
+    assert not gaps, f"rules applied without an example (run python scripts/fill_examples.py): {gaps}"
+
+
+@pytest.mark.parametrize("script", ["fill_examples.py", "matrices.py"])
+def test_generated_examples_and_matrices_are_current(script: str) -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--check"], capture_output=True, text=True,
+                         cwd=ROOT, check=False, timeout=600)
+    assert run.returncode == 0, run.stderr
