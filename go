@@ -10,12 +10,11 @@
 #   ./go bench          the benchmarks
 # `check`, `kfc` and `tour` run where you call ./go from, so relative paths in ARGS (--report DIR,
 # --expectations FILE, --out ...) are yours; `test`, `tox` and `bench` run in the repository (their
-# paths are the project's). The environment itself always lives in the repository: .venv/ (or
-# KFC_VENV, relative to the repository) and node_modules/.
-# `check` and `kfc report` also install the npm packages (the Allure CLI that renders HTML reports) into
-# ./node_modules with `npm ci` when package.json / package-lock.json changed; this needs Node.js >= 20.
-# `test` does not: tests/test_report.py installs them itself when it runs.
-#   KFC_NO_NPM=1        skip the npm step (no Node.js here; only the HTML report is unavailable)
+# paths are the project's). The Python environment lives in the repository: .venv/ (or KFC_VENV,
+# relative to the repository).  `check` ends with `kfc report`, which installs the pinned Allure CLI
+# on first use into the per-user cache (KFC_CACHE_DIR, else ~/.cache/kafka-feature-conformance);
+# this needs Node.js >= 20 with npm.
+#   KFC_NO_NPM=1        no HTML report after `check` (no Node.js here)
 #   KFC_NO_JAVA_INSTALL=1  never apt-get Java 17 (by default it is installed when java is missing;
 #                       `./go check --no-spark` does not need Java)
 set -euo pipefail
@@ -51,27 +50,6 @@ ensure_java() {
     echo "[go] error: could not install Java 17; install a JDK/JRE 17 and re-run" >&2; exit 1; }
 }
 
-# Same stamp file and hash as conformance/report.py:ensure_allure, so either may do the install.
-ensure_node_modules() {
-  if [ "${KFC_NO_NPM:-}" = 1 ]; then return; fi
-  local want_npm missing=""
-  want_npm="$(cat package.json package-lock.json | sha256sum | cut -c1-16)"
-  if [ -x node_modules/.bin/allure ] && [ "$(cat node_modules/.kfc-npm-stamp 2>/dev/null)" = "$want_npm" ]; then
-    return
-  fi
-  command -v node >/dev/null || missing="node"
-  command -v npm >/dev/null || missing="${missing:+$missing and }npm"
-  if [ -n "$missing" ]; then
-    echo "[go] error: $missing not found on PATH: HTML reports need Node.js >= 20 with npm" \
-         "(set KFC_NO_NPM=1 to run without them)" >&2
-    exit 1
-  fi
-  echo "[go] installing node_modules (the Allure CLI, from npm) ..." >&2
-  # --ignore-scripts: no package in the lock needs install scripts, and none may download binaries.
-  npm ci --no-audit --no-fund --ignore-scripts >&2
-  echo "$want_npm" > node_modules/.kfc-npm-stamp
-}
-
 cmd="${1:-check}"; shift || true
 setup
 # So that targets like "subprocess:kfc target serve" find the project's kfc.
@@ -80,8 +58,7 @@ no_spark=""
 for a in "$@"; do [ "$a" = --no-spark ] && no_spark=1; done
 case "$cmd" in check) [ -n "$no_spark" ] || ensure_java ;; test) ensure_java ;; esac
 case "$cmd" in
-  check) ensure_node_modules
-         cd "$CALLER"
+  check) cd "$CALLER"
          report=reports/latest; prev=""
          for a in "$@"; do
            case "$a" in --report=*) report="${a#--report=}" ;; esac
@@ -104,8 +81,7 @@ case "$cmd" in
          exit $rc ;;
   test)  exec "$VENV/bin/python" -m pytest "$@" ;;
   tox)   exec "$VENV/bin/tox" "$@" ;;
-  kfc)   if [ "${1:-}" = report ]; then ensure_node_modules; fi
-         cd "$CALLER"
+  kfc)   cd "$CALLER"
          exec "$VENV/bin/kfc" "$@" ;;
   tour)  cd "$CALLER"
          exec "$VENV/bin/kfc" tour "$@" ;;

@@ -311,6 +311,7 @@ def _merged_coverage(cov_dir: Path) -> dict[str, Any]:
         merged.ops.update(data["ops"])
         merged.errors.update(data["errors"])
         merged.rules.update(data["rules"])
+        merged.states.update(data.get("states", {}))
     return merged.to_json()
 
 

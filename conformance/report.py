@@ -1,9 +1,11 @@
 """HTML report from allure-results: `kfc report [DIR]`.
 
-The Allure 3 command line is an npm package pinned in package.json / package-lock.json at the repo root and
-installed into the repo's node_modules by `npm ci` the first time a report is built (nothing global).
-Report settings live in allurerc.mjs next to package.json; the Google Analytics script that Allure embeds
-in reports is switched off with ALLURE_NO_ANALYTICS=true (see allurerc.mjs for why the allure2 plugin).
+The Allure 3 command line is an npm package pinned in conformance/allure/package.json and
+package-lock.json, which ship with the wheel.  The first report installs it with `npm ci` into a
+per-user cache ($KFC_CACHE_DIR, else platformdirs' user cache directory), once per lockfile; nothing
+is written into the installed package.  Report settings live in conformance/allure/allurerc.mjs; the
+Google Analytics script that Allure embeds is switched off with ALLURE_NO_ANALYTICS=true (see
+allurerc.mjs for why the allure2 plugin).
 
 Errors are ReportError with a one-line message; `kfc report` prints it and exits 1.
 """
@@ -21,14 +23,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# The source checkout: package.json, package-lock.json and allurerc.mjs sit next to the package.
-ROOT = Path(__file__).resolve().parent.parent
+# The pinned npm manifest, lockfile and Allure config ship with the package (conformance/allure/);
+# the Allure CLI itself is installed once per lockfile into a per-user cache, never into the package.
+ASSETS = Path(__file__).resolve().parent / "allure"
 CONFIG_NAME = "allurerc.mjs"
 MIN_NODE = 20
+CACHE_ENV = "KFC_CACHE_DIR"
 # Markers of the analytics script Allure 3 (and 2) templates embed; a report must contain none of them.
 ANALYTICS_MARKERS = ("googletagmanager", "gtag(")
-_STAMP = ".kfc-npm-stamp"  # same file and hash as ensure_node_modules in ./go
+_STAMP = ".kfc-npm-stamp"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+GET_NODE = "install Node.js >= 20 with npm (https://nodejs.org/en/download, or e.g. `apt-get install nodejs npm`)"
 
 
 class ReportError(Exception):
@@ -36,33 +41,52 @@ class ReportError(Exception):
 
 
 def _find_root(root: Path | str | None) -> Path:
-    candidates = [Path(root)] if root is not None else [ROOT, Path.cwd()]
-    for c in candidates:
-        if (c / "package.json").is_file() and (c / "package-lock.json").is_file():
-            return c.resolve()
-    where = " or ".join(str(c) for c in candidates)
-    raise ReportError(f"no package.json + package-lock.json in {where}: "
-                      "`kfc report` installs the Allure CLI from the project's source checkout")
+    """Where package.json, package-lock.json and allurerc.mjs are: the package's own copy."""
+    c = Path(root) if root is not None else ASSETS
+    if (c / "package.json").is_file() and (c / "package-lock.json").is_file():
+        return c.resolve()
+    raise ReportError(f"no package.json + package-lock.json in {c}: the installation is incomplete "
+                      "(reinstall kafka-feature-conformance)")
+
+
+def cache_dir() -> Path:
+    """The per-user cache: $KFC_CACHE_DIR, else the platform's cache directory (platformdirs)."""
+    given = os.environ.get(CACHE_ENV)
+    if given:
+        return Path(given).expanduser().resolve()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("kafka-feature-conformance", appauthor=False))
 
 
 def _lock_hash(root: Path) -> str:
-    # Must match ./go: `cat package.json package-lock.json | sha256sum | cut -c1-16`.
     data = (root / "package.json").read_bytes() + (root / "package-lock.json").read_bytes()
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def _check_node() -> None:
+def allure_home(root: Path | str | None = None) -> Path:
+    """Where the Allure CLI of this lockfile lives (installed or not)."""
+    return cache_dir() / "allure" / _lock_hash(_find_root(root))
+
+
+def _node_version() -> tuple[str | None, int | None]:
     node = shutil.which("node")
     if node is None:
-        raise ReportError(f"node not found on PATH: HTML reports need Node.js >= {MIN_NODE} "
-                          "(with npm) to run the Allure CLI pinned in package.json")
+        return None, None
     try:
         out = subprocess.run([node, "--version"], check=False, capture_output=True, text=True, timeout=30).stdout
-        major = int(out.strip().lstrip("v").split(".")[0])
+        return out.strip(), int(out.strip().lstrip("v").split(".")[0])
     except (OSError, ValueError, subprocess.SubprocessError):
-        return  # an odd node build; let the CLI itself complain if it cannot run
-    if major < MIN_NODE:
-        raise ReportError(f"node {out.strip()} at {node} is too old: the Allure CLI needs Node.js >= {MIN_NODE}")
+        return "unknown", None
+
+
+def _check_node() -> None:
+    version, major = _node_version()
+    if version is None:
+        raise ReportError(f"node not found on PATH: the HTML report needs the Allure CLI, which runs on Node.js; {GET_NODE}")
+    if major is not None and major < MIN_NODE:
+        raise ReportError(f"node {version} at {shutil.which('node')} is too old: the Allure CLI needs Node.js "
+                          f">= {MIN_NODE}; {GET_NODE}")
 
 
 def _stderr(text: str) -> None:
@@ -71,19 +95,26 @@ def _stderr(text: str) -> None:
 
 
 def ensure_allure(root: Path | str | None = None, log: Callable[[str], None] = _stderr) -> Path:
-    """Path of the Allure CLI in ROOT/node_modules, running `npm ci` first if it is missing or stale."""
+    """Path of the pinned Allure CLI in the cache, running `npm ci` there once (per lockfile) first."""
     root = _find_root(root)
-    binary = root / "node_modules" / ".bin" / "allure"
-    stamp = root / "node_modules" / _STAMP
+    home = allure_home(root)
+    binary = home / "node_modules" / ".bin" / "allure"
+    stamp = home / "node_modules" / _STAMP
     want = _lock_hash(root)
     _check_node()
     if binary.exists() and stamp.is_file() and stamp.read_text().strip() == want:
         return binary
     npm = shutil.which("npm")
     if npm is None:
-        raise ReportError("npm not found on PATH: it is needed once to install the Allure CLI pinned in "
-                          f"package.json into {root / 'node_modules'}")
-    log(f"[kfc] installing the Allure CLI into {root / 'node_modules'} (npm ci) ...\n")
+        raise ReportError(f"npm not found on PATH: it installs the Allure CLI once, into {home}; {GET_NODE}")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(root / name, home / name)
+    except OSError as e:
+        raise ReportError(f"cannot prepare the Allure CLI cache {home}: {e.strerror or e} "
+                          f"(set {CACHE_ENV} to a writable directory)") from None
+    log(f"[kfc] first use: installing the Allure CLI (npm ci, from the npm registry) into {home} ...\n")
     # --ignore-scripts: nothing in the lock needs install scripts, and none may fetch binaries.
     cmd = [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"]
     # npm's output goes to our stderr so stdout stays the report path; relay it when stderr is not a
@@ -94,7 +125,7 @@ def ensure_allure(root: Path | str | None = None, log: Callable[[str], None] = _
     except (AttributeError, OSError, ValueError):
         sink = subprocess.PIPE
     try:
-        proc = subprocess.run(cmd, check=False, cwd=root, stdout=sink, stderr=subprocess.STDOUT,
+        proc = subprocess.run(cmd, check=False, cwd=home, stdout=sink, stderr=subprocess.STDOUT,
                               text=True, timeout=1800)
     except (OSError, subprocess.SubprocessError) as e:
         raise ReportError(f"could not run npm: {e}") from None
@@ -102,7 +133,7 @@ def ensure_allure(root: Path | str | None = None, log: Callable[[str], None] = _
         log(proc.stdout)
     rc = proc.returncode
     if rc != 0:
-        raise ReportError(f"`npm ci` failed in {root} (exit code {rc}); see npm's output above")
+        raise ReportError(f"`npm ci` failed in {home} (exit code {rc}); see npm's output above")
     if not binary.exists():
         raise ReportError(f"`npm ci` finished but {binary} is missing; is `allure` still in package.json?")
     stamp.write_text(want + "\n")
@@ -130,6 +161,7 @@ def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool
     if not config.is_file():
         raise ReportError(f"Allure config {config} is missing")
     binary = ensure_allure(root, log)
+    home = allure_home(root)
 
     env = dict(os.environ, ALLURE_NO_ANALYTICS="true", KFC_ALLURE_SINGLE_FILE=str(single_file).lower())
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -139,7 +171,7 @@ def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool
     try:
         cmd = [str(binary), "generate", "--config", str(config), "--output", str(tmp), str(results)]
         try:
-            proc = subprocess.run(cmd, check=False, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(cmd, check=False, cwd=home, env=env, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.SubprocessError) as e:
             raise ReportError(f"could not run the Allure CLI: {e}") from None
         if proc.returncode != 0:

@@ -17,18 +17,20 @@ class _OneLineErrors(click.Group):
 
 
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="kafka-feature-conformance")
+@click.version_option(package_name="kafka-feature-conformance", prog_name="kfc",
+                      message="%(prog)s %(version)s (kafka-feature-conformance; `kfc doctor` shows the rest)")
 def main() -> None:
     """kafka-feature-conformance: reference and conformance suite for Kafka feature versioning."""
 
 
 def _attach() -> None:
-    from .commands import check, generate, reference, replay, report, serve
+    from .commands import check, doctor, generate, reference, replay, report, serve
 
     for command in reference.COMMANDS:
         main.add_command(command)
     for command in (check.check_command, check.replay_trace_command, check.mutants_cli, report.report_command,
-                    generate.generate_command, replay.replay_command, serve.serve_broker_command):
+                    generate.generate_command, replay.replay_command, serve.serve_broker_command,
+                    doctor.doctor_command):
         main.add_command(command)
 
     @main.group("target")

@@ -313,6 +313,21 @@ def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
         deps_out: dict[str, dict[str, int]] = {}
         trims = p.behaviour["mv_parse_style"] == "4.2"  # 4.2 splits with a limit and trims; 4.0/4.1 do neither
         for item in items:
+            if cmd.get("tool") == "kafka-features":
+                # FeatureCommand.parseNameAndLevel (FeatureCommand.java:266-280@4.1.1): first '=', trimmed.
+                if "=" not in item:
+                    raise ToolError(f"Can't parse feature=level string {item}: equals sign not found.", "KIP1022-DEP-02")
+                name, _, raw = (x.strip() for x in item.partition("="))
+                try:
+                    if not raw or not raw.lstrip("+-").isdigit() or raw[1:].startswith(("+", "-")):
+                        raise ValueError  # Short.parseShort: an optional sign, then decimal digits
+                    level = int(raw)
+                    if not -32768 <= level <= 32767:
+                        raise ValueError
+                except ValueError:
+                    raise ToolError(f"Can't parse feature=level string {item}: unable to parse {raw} as a short.",
+                                    "KIP1022-DEP-02") from None
+                item = f"{name}={level}"
             if item.count("=") != 1 and not (trims and "=" in item):
                 # 4.0/4.1 die with scala.MatchError here; the 4.2 text is the clear equivalent.
                 raise ToolError(f"Invalid feature format: {item}. Expected format: 'feature=version' "

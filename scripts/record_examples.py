@@ -166,7 +166,8 @@ def record() -> str:
         raw = Path(tmp) / "raw.jsonl"
         env = {**os.environ, "KFC_RECORD_EXAMPLES": str(raw)}
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-               "tests/test_controller.py", "tests/test_kip1155.py", "tests/test_tools.py"]
+               "tests/test_controller.py", "tests/test_kip1155.py", "tests/test_tools.py", "tests/test_fidelity.py",
+               *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_kafka_cases_*.py"))]
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-2000:])

@@ -62,7 +62,8 @@ def check_java() -> str:
     home = os.environ.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home and (Path(home) / "bin" / "java").exists() else shutil.which("java")
     if not java:
-        raise SparkJobError("java not found: Spark needs Java 17 or 21 on PATH (or JAVA_HOME)")
+        raise SparkJobError("java not found: Spark needs Java 17 or 21 on PATH (or JAVA_HOME); install one "
+                            "(e.g. `apt-get install openjdk-17-jre-headless`) or pass --no-spark")
     return java
 
 

@@ -89,6 +89,8 @@ def _kfc_record_examples(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     monkeypatch.setattr(api.Cluster, "__init__", init)
     monkeypatch.setattr(api.Cluster, "apply", apply)
     yield
+    if request.node.get_closest_marker("xfail") is not None:
+        return  # a known difference from Kafka: the reference's outcome there is no example to copy
     marks = [(m.args[0], m.args[1]) for m in request.node.iter_markers("rule") if len(m.args) == 2]
     with open(path, "a") as f:
         for n, (profile, steps) in enumerate(clusters):

@@ -69,7 +69,8 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
     cov = summary.get("coverage") or {}
     if cov:
         console.print(f"stateful coverage: {len(cov.get('ops', {}))} ops, {len(cov.get('errors', {}))} outcome codes, "
-                      f"{len(cov.get('rules', {}))} rule ids reached")
+                      f"{len(cov.get('rules', {}))} rule ids, {len(cov.get('states', {}))} state families reached "
+                      "(docs/matrices.md)")
     if any(t.get("tier") for t in tests):
         console.print("tests executed per tier:", markup=False)
         print_tiers(console, tests)
