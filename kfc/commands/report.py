@@ -16,9 +16,10 @@ from conformance.report import ReportError, build_report
 def report_command(directory: Path) -> None:
     """Turn DIRECTORY/allure-results (from `kfc check --report DIRECTORY`) into DIRECTORY/html/index.html.
 
-    DIRECTORY defaults to reports/latest.  The first run installs the Allure CLI pinned in package.json
-    with `npm ci` (needs Node.js >= 20 and npm); the report is one self-contained HTML file without
-    analytics, grouped by KIP, area and rule under "Behaviors".
+    DIRECTORY defaults to reports/latest.  The first run installs the Allure CLI pinned in the package
+    (conformance/allure/package.json) with `npm ci` into the per-user cache (KFC_CACHE_DIR, else the
+    platform's cache directory; needs Node.js >= 20 and npm); the report is one self-contained HTML
+    file without analytics, grouped by KIP, area and rule under "Behaviors".
     """
     try:
         index = build_report(directory / "allure-results", directory / "html",
