@@ -48,7 +48,7 @@ def checks() -> list[dict[str, Any]]:
         "use Python 3.11 or later")
     java = shutil.which("java")
     jv = _run([java, "-version"]) if java else None
-    java_ok = bool(jv) and any(f'"{v}' in jv or f" {v}" in jv for v in ("17", "21"))
+    java_ok = jv is not None and any(f'"{v}' in jv or f" {v}" in jv for v in ("17", "21"))
     row("java (Spark replay)", f"{jv} ({java})" if jv else None, java_ok,
         "install a Java 17 or 21 runtime (e.g. `apt-get install openjdk-17-jre-headless`), or run "
         "`kfc check --no-spark`", required=False)
