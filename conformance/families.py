@@ -96,3 +96,4 @@ def snapshot(command: dict[str, Any], cluster: Any) -> dict[str, Any]:
     return {"software": node.software if node is not None and node.explicit_ranges is None else None,
             "mv": cluster.image.metadata_version,
             "old_bootstrap": boot is not None and boot < p.mv_latest_production}
+

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.families import FAMILIES, exists
+from conformance.suite.test_stateful import reached_in_ci
 from reference_impl import load_profile, profile_names
 from reference_impl.rules import RULES
 
@@ -35,19 +36,7 @@ def example_counts() -> dict[str, Counter[str]]:
 
 
 def family_counts() -> dict[str, Counter[str]]:
-    from conformance.suite import test_stateful as model
-    from conformance.targets import make_target
-
-    out: dict[str, Counter[str]] = {}
-    for profile in profile_names():
-        target = make_target(f"reference:{profile}")
-        run = model.Run(target, profile, frozenset(target.hello()["capabilities"]))
-        try:
-            run.execute("ci")
-        finally:
-            target.close()
-        out[profile] = Counter(run.coverage.states)
-    return out
+    return {profile: Counter(reached_in_ci(profile)) for profile in profile_names()}
 
 
 def render(examples: dict[str, Counter[str]], families: dict[str, Counter[str]]) -> str:

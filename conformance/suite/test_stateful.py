@@ -480,6 +480,19 @@ def _restore_live(request: pytest.FixtureRequest, live: Any) -> None:
                     pytrace=False)
 
 
+def reached_in_ci(profile: str) -> dict[str, int]:
+    """The state families (conformance.families) the ci run reaches on the reference of `profile`."""
+    from conformance.targets import make_target
+
+    target = make_target(f"reference:{profile}")
+    run = Run(target, profile, frozenset(target.hello()["capabilities"]))
+    try:
+        run.execute(hypothesis_profiles.DEFAULT)
+    finally:
+        target.close()
+    return dict(run.coverage.states)
+
+
 def required_families(profile: str, capabilities: frozenset[str]) -> set[str]:
     """The rule families a ci run must reach: the profile's KIP families that the recorded examples
     (fixtures/examples) reach through ops the target has -- in this profile's examples, or, for a
