@@ -25,12 +25,13 @@ ROOT = Path(__file__).resolve().parents[1]
 DUMPS = ROOT / "fixtures" / "release-dumps"
 MV = "metadata.version"
 
-ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.1.0", "kafka-4.1.1", "kafka-4.2",
+ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-3.9.1", "kafka-4.0", "kafka-4.1", "kafka-4.1.0", "kafka-4.1.1", "kafka-4.2",
                 "kafka-4.3", "kip-1155"]
 DUMP_OF = {
     "kafka-3.7": "kafka-3.7.0.json",
     "kafka-3.8": "kafka-3.8.0.json",
     "kafka-3.9": "kafka-3.9.0.json",
+    "kafka-3.9.1": "kafka-3.9.0.json",  # 3.9.1 changed no table (docs/research/patch-notes.md)
     "kafka-4.0": "kafka-4.0.0.json",
     "kafka-4.1": "kafka-4.1.1.json",  # the minor profile follows its newest patch
     "kafka-4.1.0": "kafka-4.1.0.json",

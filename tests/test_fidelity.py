@@ -213,3 +213,27 @@ def test_empty_value_of_an_opaque_record_type_fails_the_java_loader(profile: str
     tomb = Cluster(profile).apply({"op": "load_coordinator", "coordinator": "group",
                                    "records": [{"key": key, "value": None}]})
     ok(tomb)  # a null value is a tombstone, not an empty buffer
+
+
+# -- 5b. 3.9.0 vs 3.9.1 ---------------------------------------------------------------------------------
+
+@pytest.mark.rule("KIP1022-FMT-10", "pass")
+@pytest.mark.parametrize(("profile", "kraft", "dynamic"), [("kafka-3.9", 0, False), ("kafka-3.9.1", 1, True)])
+def test_no_initial_controllers_is_a_dynamic_quorum_from_3_9_1(profile: str, kraft: int, dynamic: bool) -> None:
+    """KAFKA-18028: 3.9.1 counts --no-initial-controllers as a dynamic quorum, so kraft.version defaults to 1
+    (Formatter.java:349-358@3.9.1 vs :344-353@3.9.0-rc3)."""
+    out = ok(Cluster(profile).apply({"op": "format", "no_initial_controllers": True}))
+    assert (out["levels"]["kraft.version"], out["dynamic_quorum"]) == (kraft, dynamic)
+
+
+@pytest.mark.rule("KIP584-API-02", "pass")
+@pytest.mark.parametrize(("profile", "listed"), [("kafka-3.9", False), ("kafka-3.9.1", True), ("kafka-4.0", True)])
+def test_controllers_report_kraft_version_from_3_9_1(profile: str, listed: bool) -> None:
+    """KAFKA-18920 (3.9.1, 4.0.0: ControllerServer.scala:155-157@4.0.0 sets the raft kraft.version on the
+    controller's ApiVersions); 3.9.0 controllers never list it.  Brokers always do."""
+    c = Cluster(profile)
+    ok(c.apply({"op": "format", "standalone": True, "release_version": "3.9-IV0"}))
+    ok(c.apply({"op": "register", "role": "broker", "node": 1}))
+    controller = ok(c.apply({"op": "api_versions", "node": 3000}))
+    assert ("kraft.version" in controller["finalized"]) is listed, controller
+    assert ok(c.apply({"op": "api_versions", "node": 1}))["finalized"]["kraft.version"] == 1

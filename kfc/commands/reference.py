@@ -44,7 +44,9 @@ def profiles_cmd(as_json: bool) -> None:
     for name in names:
         p = load_profile(name)
         patches = [n for n in names if n.startswith(name + ".")]
-        release = p.release + (f" (newest patch; also {', '.join(patches)})" if patches else "")
+        newest = patches and all(load_profile(x).release <= p.release for x in patches)
+        release = p.release + (f" ({'the newest patch; ' if newest else ''}patch profiles: {', '.join(patches)})"
+                               if patches else "")
         rows.append({
             "profile": name, "release": release, "patches": patches, "verified": p.verified,
             "metadata_version": [p.mv_minimum, p.mv_latest_testing],
