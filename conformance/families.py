@@ -66,9 +66,9 @@ def observe(command: dict[str, Any], outcome: dict[str, Any], cluster: Any, befo
         if ok and old and new and old != new:
             newer = _index(new) > _index(old)
             found.add(f"{role}-rolling-upgrade" if newer else f"{role}-rollback")
-        if ok and new and before.get("old_bootstrap") and _index(new) > _index(cluster.active_profile.name):
-            found.add("old-bootstrap-rolled")
-        if ok and new and before.get("old_bootstrap") and old and _index(new) > _index(old):
+        # newer software than the cluster's release, or than the node's own
+        if ok and new and before.get("old_bootstrap") and any(
+                _index(new) > _index(base) for base in (cluster.active_profile.name, old) if base):
             found.add("old-bootstrap-rolled")
     elif op == "update_features":
         for u in command.get("updates") or []:

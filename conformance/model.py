@@ -51,6 +51,13 @@ COMPARED_FIELDS: tuple[Field, ...] = (
     Field("stderr"),
 )
 OUTCOME_KEYS = ("error", "error_code", "message")  # required in every outcome
+
+
+def outcome_rules(outcome: dict[str, Any]) -> set[str]:
+    """The rule ids an outcome carries: its own and its per-feature results'."""
+    found = {outcome["rule"]} if outcome.get("rule") else set()
+    found |= {r["rule"] for r in (outcome.get("results") or {}).values() if isinstance(r, dict) and r.get("rule")}
+    return found
 STATUSES = ("pass", "diverged", "target-error", "input-error")
 Status = Literal["pass", "diverged", "target-error", "input-error"]
 

@@ -24,17 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.generate import generate_one
+from conformance.model import outcome_rules
 from reference_impl import Cluster, profile_names
 
 SEED, SCAN = 20261122, 400
 RECORDED = ROOT / "fixtures" / "examples" / "examples.jsonl"
 OUT = ROOT / "fixtures" / "examples" / "generated.jsonl"
-
-
-def rules_of(outcome: dict[str, Any]) -> set[str]:
-    found = {outcome["rule"]} if outcome.get("rule") else set()
-    found |= {r["rule"] for r in (outcome.get("results") or {}).values() if isinstance(r, dict) and r.get("rule")}
-    return found
 
 
 def labelled(path: Path) -> dict[str, set[str]]:
@@ -56,7 +51,7 @@ def shrink(profile: str, commands: list[dict[str, Any]], rule: str) -> list[dict
     i = len(commands) - 2
     while i >= 0:
         candidate = commands[:i] + commands[i + 1:]
-        if rule in rules_of(replay(profile, candidate)[-1]["expected"]):
+        if rule in outcome_rules(replay(profile, candidate)[-1]["expected"]):
             commands = candidate
         i -= 1
     return commands
@@ -70,7 +65,7 @@ def examples() -> list[dict[str, Any]]:
         for index in range(SCAN):
             trace = generate_one(SEED, index, profile)
             for n, step in enumerate(trace["steps"]):
-                for rule in sorted(rules_of(step["expected"]) - have[profile] - set(todo)):
+                for rule in sorted(outcome_rules(step["expected"]) - have[profile] - set(todo)):
                     todo[rule] = (index, n)
         for rule, (index, n) in sorted(todo.items()):
             trace = generate_one(SEED, index, profile)

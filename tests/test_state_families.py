@@ -13,6 +13,7 @@ import pytest
 
 from conformance.families import FAMILIES, exists
 from conformance.generate import generate_one
+from conformance.model import outcome_rules
 from conformance.suite.test_stateful import reached_in_ci
 from reference_impl import load_profile, profile_names
 
@@ -46,9 +47,7 @@ def test_every_rule_the_reference_applies_on_a_profile_has_an_example_there() ->
         applied = set()
         for i in range(400):  # the scan scripts/fill_examples.py makes
             for step in generate_one(20261122, i, profile)["steps"]:
-                e = step["expected"]
-                applied |= {e["rule"]} if e.get("rule") else set()
-                applied |= {r["rule"] for r in (e.get("results") or {}).values() if isinstance(r, dict) and r.get("rule")}
+                applied |= outcome_rules(step["expected"])
         if applied - labelled[profile]:
             gaps[profile] = sorted(applied - labelled[profile])
     assert not gaps, f"rules applied without an example (run python scripts/fill_examples.py): {gaps}"

@@ -48,10 +48,7 @@ def build(target: Any, profile: str) -> LiveContext:
         for tier in ("probe", "mutate", "register", "lockstep"):
             ctx.blocked[tier] = f"blocked by finding KIP778-OBS-01: {why or 'no finalized metadata.version'}"
         return ctx
-    for note in getattr(target, "notes", []):
-        tier = note.split(":", 1)[0]
-        for t in tier.split("/"):
-            ctx.blocked[t] = note
+    ctx.blocked.update(getattr(target, "blocked", {}))
     for tier in ("probe", "mutate", "register"):
         if tier not in tiers:
             ctx.blocked.setdefault(tier, f"tier {tier} not enabled (tiers={','.join(tiers)})")
@@ -64,9 +61,9 @@ def build(target: Any, profile: str) -> LiveContext:
             ctx.blocked["probe"] = "no node advertises UpdateFeatures v1+ (validate_only): nothing to probe"
         reference = Cluster(profile)
         reference.apply(state)
+        before = (reference.finalized_view(), reference.epoch)
         for p in probes(reference, versions):
             ctx.probes[p.id] = p
-            out = Cluster(profile)
-            out.apply(state)
-            ctx.probe_rules[p.id] = out.apply(p.command).get("rule")
+            ctx.probe_rules[p.id] = reference.apply(p.command).get("rule")  # validate_only: nothing written
+        assert (reference.finalized_view(), reference.epoch) == before, "a validate_only probe moved the reference"
     return ctx

@@ -42,6 +42,7 @@ from hypothesis.stateful import (
 from conformance import hypothesis_profiles
 from conformance._hypothesis_seam import without_local_constants
 from conformance.grammar import KRAFT, MV, DrawChooser, Grammar
+from conformance.model import outcome_rules
 from conformance.plugin import live_context, report_dir
 from conformance.session import Coverage, Session
 from conformance.suite._support import fail_with_trace, load_traces
@@ -520,9 +521,7 @@ def required_families(profile: str, capabilities: frozenset[str]) -> set[str]:
 
 def _families(outcome: dict[str, Any]) -> set[str]:
     """The rule families of one outcome, as `Coverage.add` then `Coverage.families` see them."""
-    rules = [outcome["rule"]] if outcome.get("rule") else []
-    rules += [r["rule"] for r in (outcome.get("results") or {}).values() if isinstance(r, dict) and r.get("rule")]
-    return {r.split("-")[0] for r in rules}
+    return {r.split("-")[0] for r in outcome_rules(outcome)}
 
 
 def _write_coverage(request: pytest.FixtureRequest, run: Run) -> None:

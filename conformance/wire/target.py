@@ -112,7 +112,7 @@ class KafkaTarget(Target):
         self.budget = Budget(o["max_requests"], o["rate"])
         self.observation: Observation | None = None  # live: the cluster as last observed
         self.evidence: list[str] = []  # live: why the profile is what it is
-        self.notes: list[str] = []  # live: what a tier cannot do on this cluster, and why
+        self.blocked: dict[str, str] = {}  # live: tier -> why it can do nothing on this cluster
         self.dirty = False  # live: a write happened since the last observation
         self.controller_addr: tuple[str, int] | None = o["controller"]
         self.name = "kafka:" + ",".join(f"{h}:{p}" for h, p in self.bootstrap)
@@ -288,21 +288,19 @@ class KafkaTarget(Target):
             self.profile, self.evidence = infer_profile(obs, self.profile)
         except ProfileUnclear as e:
             raise TargetError(str(e)) from None
-        caps, notes = set(TIER_OPS["observe"]), []
-        uf = [n for n in obs.nodes if n.advertises(codec.UPDATE_FEATURES)]
+        caps, blocked = set(TIER_OPS["observe"]), {}
         if {"probe", "mutate"} & set(self.tiers):
-            if uf:
+            if any(n.advertises(codec.UPDATE_FEATURES) for n in obs.nodes):
                 caps.add("update_features")
             else:
-                notes.append("probe/mutate: no node advertises UpdateFeatures (57): no update is sent")
+                blocked["probe"] = blocked["mutate"] = "no node advertises UpdateFeatures (57): no update is sent"
         if "register" in self.tiers:
-            ctl = [n for n in obs.controllers if n.advertises(codec.BROKER_REGISTRATION)]
-            if ctl:
+            if any(n.advertises(codec.BROKER_REGISTRATION) for n in obs.controllers):
                 caps.update(TIER_OPS["register"])
             else:
-                notes.append("register: no observed controller advertises BrokerRegistration (62) -- give "
-                             "controller=HOST:PORT of a controller listener: nothing is registered")
-        self.notes = notes
+                blocked["register"] = ("no observed controller advertises BrokerRegistration (62) -- give "
+                                       "controller=HOST:PORT of a controller listener: nothing is registered")
+        self.blocked = blocked
         self.capabilities = frozenset(caps)
         return {**super().hello(), "tiers": list(self.tiers)}
 

@@ -7,6 +7,7 @@ import re
 import shutil
 import sys
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -226,10 +227,9 @@ def _cause(test: dict[str, Any]) -> str:
 
 
 def print_tiers(console: Any, tests: list[dict[str, Any]]) -> None:
-    tiers: dict[str, dict[str, int]] = {}
+    tiers: dict[str, Counter[str]] = defaultdict(Counter)
     for t in tests:
-        tier = t.get("tier") or "examples/regressions"
-        tiers.setdefault(tier, {})[t["status"]] = tiers.setdefault(tier, {}).get(t["status"], 0) + 1
+        tiers[t.get("tier") or "examples/regressions"][t["status"]] += 1
     order = ["observe", "probe", "mutate", "register", "examples/regressions"]
     for tier in sorted(tiers, key=lambda x: order.index(x) if x in order else 99):
         c = tiers[tier]
