@@ -354,6 +354,10 @@ def register_broker(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str, An
             text += (" If the broker was recently restarted this should self-resolve once the heartbeat manager "
                      "expires the broker's session.")
         return c.err(out, "DUPLICATE_BROKER_REGISTRATION", text, "KIP584-REG-04")
+    jbod = p.mv_by_name("3.7-IV2")
+    if version < 2 and jbod is not None and c.image.metadata_version >= jbod.level:
+        # LogDirs is a v2+ field: ClusterControlManager checks directories before features (3.7.0+).
+        return c.err(out, "INVALID_REGISTRATION", "No directories specified in request", "KIP584-REG-08")
     sent = sent_ranges(node, version)
     out["sent_features"] = {k: list(v) for k, v in sorted(sent.items())}
     style = p.behaviour["registration_feature_check"]

@@ -43,6 +43,10 @@ class Cluster:
         self.nodes: dict[int, Node] = {}  # brokers that have run (registered at least once)
         self.log: list[dict[str, Any]] = []
         self.log_start = 0  # offset of log[0]: a state restored at a live cluster's offset starts there
+        # A controller's ApiVersions epoch: the last offset of the last batch that changed the finalized
+        # features (Kafka's FeaturesPublisher publishes only on a features delta); brokers report the
+        # image's highest offset (KRaftMetadataCache.features), which `epoch` is.
+        self.features_offset = -1
         self.image = Image()
         self.formatted = False
         self.latest_snapshot: dict[str, Any] | None = None
@@ -60,7 +64,9 @@ class Cluster:
         return self.log_start + len(self.log) - 1
 
     def append(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Append one batch (committed atomically, published to the nodes' images together)."""
         out = []
+        features = False
         for r in records:
             r = {**r, "offset": self.log_start + len(self.log)}
             replay(self.image, r)
@@ -68,7 +74,14 @@ class Cluster:
             out.append(r)
             if r["type"] in _REGISTRATION_RECORDS:
                 self._registrations += 1
+            features = features or r["type"] == "FeatureLevelRecord"
+        if features:
+            self.features_offset = self.epoch
         return out
+
+    def node_epoch(self, node: Node) -> int:
+        """The FinalizedFeaturesEpoch `node` answers ApiVersions with."""
+        return self.features_offset if node.role == "controller" else self.epoch
 
     def support_bounds(self, name: str) -> tuple[int, int] | None:
         """Intersection of every range UpdateFeatures checks for `name` (None: the slow path must
@@ -222,6 +235,13 @@ class Cluster:
             pad = int(cmd.get("epoch", 0)) - len(recs) + 1
             recs += [{"type": "NoOpRecord"}] * max(0, pad)  # reach the captured epoch
         out = {"op": "restore_state", "records": self.append(recs)}
+        if cmd.get("features_offset") is not None:
+            # A live cluster's controllers report where the finalized features last changed, which
+            # NoOpRecords and registrations since have left behind.
+            at = int(cmd["features_offset"])
+            if not 0 <= at <= self.epoch:
+                raise InputError(f"restore_state: features_offset {at} is not within the log (0-{self.epoch})")
+            self.features_offset = at
         return self.ok(out)
 
     def _op_version_mapping(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -272,9 +292,10 @@ class Cluster:
     def _op_update_features(self, cmd: dict[str, Any]) -> dict[str, Any]:
         if not self.formatted:
             raise InputError("update_features: the cluster is not formatted yet")
-        before, mv_before = self.epoch, self.image.metadata_version
+        before, mv_before = self.features_offset, self.image.metadata_version
         out = ctl.update_features(self, cmd)
-        out["epoch"] = self.epoch
+        # As the controller it went to reports it: moved only by a batch that changed features.
+        out["epoch"] = self.features_offset
         out["epoch_before"] = before
         if self.active_profile.behaviour["kip1155"] and self.image.metadata_version < mv_before:
             # KIP-1155: replaying the downgrade record triggers a snapshot at the new version; what
@@ -317,7 +338,7 @@ class Cluster:
         if node.role == "controller" and not p.behaviour.get("controller_reports_kraft_version", True):
             # Before KAFKA-18920 (3.9.1, 4.0.0) a controller's ApiVersions never set kraft.version.
             out["finalized"].pop(KRAFT, None)
-        out["epoch"] = self.epoch
+        out["epoch"] = self.node_epoch(node)
         return self.ok(out)
 
     def _op_describe(self, cmd: dict[str, Any]) -> dict[str, Any]:
@@ -369,6 +390,7 @@ class Cluster:
         self._registrations += 1
         # Offsets before the snapshot are compacted away; keep the epoch where the snapshot ends.
         self.log = [{"type": "SnapshotMarker", "offset": i} for i in range(end + 1)]
+        self.features_offset = end  # loading a snapshot publishes its whole image, features included
         self.formatted = True
         return self.ok({"op": "load_snapshot", "epoch": self.epoch})
 

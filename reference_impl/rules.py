@@ -45,6 +45,7 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP584-REG-06", "registration", "a BrokerRegistration version above the controller's maximum fails with UNSUPPORTED_VERSION"),
     ("KIP584-REPLAY-01", "registration", "a controller whose software cannot replay a finalized level cannot start"),
     ("KIP584-REG-07", "registration", "without a metadata.version range (3.x) the broker is taken to support only the minimum KRaft version"),
+    ("KIP584-REG-08", "registration", "from metadata.version 3.7-IV2 (directory assignment, KIP-858) a broker registration without log directories (BrokerRegistration v0-v1) fails with INVALID_REGISTRATION"),
     # Observed on a running cluster (conformance.live.checks; the observe tier)
     ("KIP584-OBS-01", "observe", "every finalized level lies in the supported range of every node"),
     ("KIP584-OBS-02", "observe", "ApiVersions sends each finalized level as min_version_level = max_version_level"),

@@ -157,7 +157,8 @@ def observe(target: KafkaTarget) -> Observation:
     from ..targets.base import TargetError
 
     notes: list[str] = []
-    nodes: dict[int, NodeView] = {}
+    # Keyed by role too: a combined node (process.roles=broker,controller) is two listeners, one id.
+    nodes: dict[tuple[str, int], NodeView] = {}
     cluster_id: str | None = None
     active: int | None = None
     keys_at: dict[tuple[str, int], dict[int, tuple[int, int]]] = {}
@@ -185,7 +186,8 @@ def observe(target: KafkaTarget) -> Observation:
                 if resp.error_code == 0:
                     active, cluster_id = int(resp.controller_id), resp.cluster_id
                     for b in resp.brokers:
-                        nodes[int(b.broker_id)] = NodeView(int(b.broker_id), "controller", (b.host, int(b.port)))
+                        nid = int(b.broker_id)
+                        nodes[("controller", nid)] = NodeView(nid, "controller", (b.host, int(b.port)))
                 else:
                     notes.append(f"DescribeCluster (controllers) on {_where(target.controller_addr)}: "
                                  f"{codec.error_name(resp.error_code)}")
@@ -212,8 +214,8 @@ def observe(target: KafkaTarget) -> Observation:
         cluster_id = cluster_id or getattr(resp, "cluster_id", None)
         for b in resp.brokers:
             nid = int(b.node_id)
-            if nid not in nodes:
-                nodes[nid] = NodeView(nid, "broker", (b.host, int(b.port)))
+            if ("broker", nid) not in nodes:
+                nodes[("broker", nid)] = NodeView(nid, "broker", (b.host, int(b.port)))
         dv = _negotiated(k, codec.DESCRIBE_CLUSTER, lowest=2)
         if dv is not None:
             try:
@@ -222,8 +224,8 @@ def observe(target: KafkaTarget) -> Observation:
                 if dc.error_code == 0:
                     for b in dc.brokers:
                         nid = int(b.broker_id)
-                        nodes.setdefault(nid, NodeView(nid, "broker", (b.host, int(b.port))))
-                        nodes[nid].fenced = bool(getattr(b, "is_fenced", False))
+                        nodes.setdefault(("broker", nid), NodeView(nid, "broker", (b.host, int(b.port))))
+                        nodes[("broker", nid)].fenced = bool(getattr(b, "is_fenced", False))
             except WireError as e:
                 notes.append(str(e))
         break
@@ -231,7 +233,7 @@ def observe(target: KafkaTarget) -> Observation:
         # Nothing listed anybody: describe the bootstrap addresses themselves, ids unknown (-1, -2 …).
         for i, addr in enumerate(target.bootstrap):
             if keys(addr) is not None:
-                nodes[-1 - i] = NodeView(-1 - i, "broker", addr)
+                nodes[("broker", -1 - i)] = NodeView(-1 - i, "broker", addr)
                 notes.append(f"{_where(addr)} lists no node (no Metadata): shown as node {-1 - i}")
     if not nodes:
         raise TargetError(f"{target.name}: no node answered: {'; '.join(notes)}")
@@ -244,7 +246,9 @@ def observe(target: KafkaTarget) -> Observation:
         n.api_keys = dict(sorted(k.items()))
         try:
             n.features = read_features(target, n.address, k)
-            n.cluster_view = read_cluster_view(target, n.address, k)
+            # Endpoint type 1 (brokers) is a broker listener's question: a controller answers it
+            # MISMATCHED_ENDPOINT_TYPE (KIP-919).
+            n.cluster_view = read_cluster_view(target, n.address, k) if n.role == "broker" else None
         except WireError as e:
             n.error = str(e)
             notes.append(str(e))
@@ -284,6 +288,8 @@ def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
     active = obs.active_controller if obs.active_controller in {c["id"] for c in controllers} else controllers[0]["id"]
     brokers = []
     for b in obs.brokers:
+        if any(c["id"] == b.id for c in controllers):
+            continue  # a combined node: the reference models it as its controller (same process, same ranges)
         view = b.newest
         spec = {"id": b.id, "software": b.software or profile}
         if view is not None:
@@ -301,7 +307,13 @@ def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
     # The records this state takes must end at the observed epoch (the finalized epoch is an offset).
     need = 1 + sum(1 for v in cmd["finalized"].values() if v) + sum(1 for c in controllers if c.get("registered")) \
         + len(brokers)
-    cmd["end_offset"] = max(obs.epoch or 0, need - 1)
+    # A broker reports its image's highest offset, a controller the offset where the features last
+    # changed (Kafka's FeaturesPublisher): the log ends at the newest any node shows.
+    controller_epoch = max((c.newest.epoch for c in obs.controllers if c.newest is not None), default=None)
+    newest = max((n.newest.epoch for n in obs.nodes if n.newest is not None), default=obs.epoch or 0)
+    cmd["end_offset"] = max(newest, need - 1)
+    if controller_epoch is not None and 0 <= controller_epoch <= cmd["end_offset"]:
+        cmd["features_offset"] = controller_epoch
     if obs.cluster_id:
         cmd["cluster_id"] = obs.cluster_id
     return cmd

@@ -13,6 +13,7 @@ allow_register=1, control=1, profile=NAME (the release the cluster runs, without
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 from urllib.parse import parse_qs
@@ -313,7 +314,8 @@ class KafkaTarget(Target):
         return self.observation
 
     def _take_observation(self, obs: Observation) -> None:
-        self.addresses = {n.id: n.address for n in obs.nodes}
+        # A combined node's id names its controller listener (the one that answers controller APIs).
+        self.addresses = {n.id: n.address for n in sorted(obs.nodes, key=lambda n: n.role == "controller")}
         self.controllers = {n.id for n in obs.controllers}
         self.active = obs.active_controller
         self.cluster_id = obs.cluster_id or self.cluster_id
@@ -510,6 +512,8 @@ class KafkaTarget(Target):
         if results:
             out["results"] = {r.feature: {"error": codec.error_name(r.error_code), "message": r.error_message}
                               for r in results}
+        if not resp.error_code and not out["validate_only"]:
+            self.settle()
         out["epoch"] = self._epoch(addr)
         return out
 
@@ -560,6 +564,7 @@ class KafkaTarget(Target):
             if software:
                 self.software[(role, node)] = software
             self._invalidate()
+            self.settle()
         return out
 
     def _register_broker(self, cmd: dict[str, Any], out: dict[str, Any], addr: tuple[str, int], node: int,
@@ -611,7 +616,47 @@ class KafkaTarget(Target):
         if resp.error_code:
             return _err(out, codec.error_name(resp.error_code), resp.error_message)
         self._invalidate()
+        self.settle()
         return _ok(out)
+
+    def settle(self, timeout: float = 5.0) -> None:
+        """After a write: wait (bounded) until every node's metadata image has reached the log's high
+        watermark.  A controller answers a write once it is committed, but each node -- the controller's
+        own ApiVersions included -- publishes its image a moment later, so a read right after a write
+        can miss it on a real cluster.  The high watermark comes from DescribeQuorum (KIP-595); a cluster
+        that does not serve it is read as it is."""
+        hw = self._high_watermark()
+        if hw is None:
+            return
+        deadline = time.monotonic() + timeout
+        pending = sorted(set(self.addresses.values()) | set(self.bootstrap))
+        while pending and time.monotonic() < deadline:
+            pending = [a for a in pending if (self._epoch_or_none(a) or -1) < hw]
+            if pending:
+                time.sleep(0.02)
+
+    def _epoch_or_none(self, addr: tuple[str, int]) -> int | None:
+        try:
+            return self._epoch(addr)
+        except WireError:
+            return None
+
+    def _high_watermark(self) -> int | None:
+        addr = self.controller_addr or self.bootstrap[0]
+        try:
+            lo, hi = self.keys_of(addr).get(codec.DESCRIBE_QUORUM, (0, -1))
+            v = min(hi, 2)
+            if v < max(lo, 0):
+                return None
+            schema = _schema("request", codec.DESCRIBE_QUORUM, v)
+            topic = codec.entity_type(schema, "topics")
+            part = codec.entity_type(topic, "partitions")
+            resp = self.client(addr).request(schema(topics=(topic(topic_name="__cluster_metadata",
+                                                                   partitions=(part(partition_index=0),)),)))
+            p = resp.topics[0].partitions[0] if resp.error_code == 0 and resp.topics else None
+            return int(p.high_watermark) if p is not None and p.error_code == 0 else None
+        except (WireError, IndexError, KeyError):
+            return None  # not served as Kafka serves it: the cluster is read as it is
 
 
 def _timedelta(seconds: float) -> Any:
