@@ -468,6 +468,7 @@ class KafkaCluster:
                 code = n.proc.poll()
                 if code is not None:
                     jvm.reaped(n.proc)
+                    self._own_dir = False  # keep the logs the message points to
                     raise ClusterError(f"node {n.id} (Kafka {n.release.version}) exited with code {code} before "
                                        f"it was ready: {_why(n)}")
                 if self._ready(n):
@@ -475,6 +476,7 @@ class KafkaCluster:
             if waiting:
                 if time.monotonic() > deadline:
                     n = waiting[0]
+                    self._own_dir = False
                     raise ClusterError(f"node {n.id} (Kafka {n.release.version}) not ready after "
                                        f"{self.timeout:g} s: {_why(n)}")
                 time.sleep(0.25)

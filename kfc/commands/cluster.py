@@ -89,7 +89,9 @@ def up_command(version: str | None, kafka_home: str | None, brokers: int, contro
                                    timeout=timeout, progress=_say)
             started = time.monotonic()
             cluster.start()
-            _say(f"ready in {time.monotonic() - started:.1f} s; Ctrl-C stops it")
+            first_controller = cluster.controller_bootstrap.split(",")[0]
+            _say(f"ready in {time.monotonic() - started:.1f} s; Ctrl-C stops it. Check it with: kfc check --no-spark "
+                 f'--target "kafka://{cluster.bootstrap}?controller={first_controller}"')
             click.echo(json.dumps(cluster.summary()))
             sys.stdout.flush()
             reported: set[int] = set()
