@@ -93,6 +93,20 @@ def test_combined_411_answers_api_versions_with_its_finalized_metadata_version(c
     print(f"\n4.1.1 combined: started in {combined.start_seconds:.1f} s, RSS {rss // 1024} MiB")  # type: ignore[attr-defined]
 
 
+def test_a_binary_downgrade_kafka_refuses_names_the_node_and_its_error(combined: KafkaCluster) -> None:
+    """Last on this cluster: 3.9.2 cannot run a cluster finalized at 4.1-IV1; the node's own error
+    comes back in one line (and the node is down, its JVM gone)."""
+    with pytest.raises(ClusterError) as failed:
+        combined.roll(0, "3.9.2", grace=10.0, timeout=120.0)
+    message = str(failed.value)
+    assert "\n" not in message
+    assert message.startswith("node 0 (Kafka 3.9.2) exited with code 1 before it was ready: "), message
+    assert str(combined.node(0).server_log) in message and "ERROR" in message, message
+    assert "No MetadataVersion with feature level 27" in message  # Kafka's own words, from its log
+    assert combined.node(0).rss_kib() is None and jvm.running() == []
+    print(f"\n{message}")
+
+
 # -- 3.9.2 with static voters: one controller, two brokers; then a rolling upgrade of one broker --------
 
 @pytest.fixture(scope="module")
@@ -199,11 +213,15 @@ def test_cli_up_prints_its_json_line_rolls_through_the_run_folder_and_ctrl_c_lea
                              check=False, capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=120)
         assert bad.returncode == 1 and bad.stderr.strip().splitlines() == [
             f"error: node 5: not in the cluster of {run_dir} (nodes: 0)"], bad.stderr
-        roll = subprocess.run([*KFC, "cluster", "roll", "0", "--kafka", "4.1.1", "--dir", str(run_dir)],
+        # A binary downgrade Kafka allows: the cluster is finalized at 3.9-IV0, so 3.9.2 can run it.
+        roll = subprocess.run([*KFC, "cluster", "roll", "0", "--kafka", "3.9.2", "--dir", str(run_dir)],
                               check=False, capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=240)
         assert roll.returncode == 0, roll.stderr
         back = json.loads(roll.stdout)
-        assert back["id"] == 0 and back["kafka"] == "4.1.1" and back["pid"] != node.get("pid")
+        assert back["id"] == 0 and back["kafka"] == "3.9.2" and back["pid"] != node.get("pid")
+        resp = _request(node["port"], codec.API_VERSIONS, 3, client_software_name="kfc", client_software_version="1")
+        supported = {f.name: int(f.max_version) for f in resp.supported_features}
+        assert supported["metadata.version"] == MV_3_9  # the 3.9.2 binary answers now
         assert read_state(run_dir)["nodes"][0]["pid"] == back["pid"]
         assert jvm.java_processes_under(run_dir) == [back["pid"]]
 

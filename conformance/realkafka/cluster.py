@@ -225,15 +225,21 @@ def _tool_message(text: str) -> str:
     return line.removeprefix('Exception in thread "main" ')[:400]
 
 
-def _why(node: Node) -> str:
+def explain(node: Node) -> str:
     """The most telling lines a dead or stuck node left: its last ERROR, else its JVM output."""
     try:
         log = node.server_log.read_text(errors="replace").splitlines()
     except OSError:
         log = []
-    errors = [ln for ln in log if "] ERROR " in ln or "] FATAL " in ln]
+    errors = [i for i, ln in enumerate(log) if "] ERROR " in ln or "] FATAL " in ln]
     if errors:
-        return f"{node.server_log}: {errors[-1].strip()[:400]}"
+        at = errors[-1]
+        said = log[at].strip()
+        # "ERROR Exiting Kafka due to fatal exception" says why on the next line (the exception).
+        following = log[at + 1].strip() if at + 1 < len(log) else ""
+        if following and not following.startswith(("[", "at ")):
+            said += " | " + following
+        return f"{node.server_log}: {said[:500]}"
     jvm_tail = _tail(node.jvm_log)
     if jvm_tail:
         return f"{node.jvm_log}: {jvm_tail[:400]}"
@@ -459,8 +465,9 @@ class KafkaCluster:
         # finalized metadata.version.  A controller answering at all is enough.
         return not n.is_broker or "metadata.version" in seen["finalized"]
 
-    def _wait_ready(self, nodes: list[Node]) -> None:
-        deadline = time.monotonic() + self.timeout
+    def _wait_ready(self, nodes: list[Node], timeout: float | None = None) -> None:
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         waiting = list(nodes)
         while waiting:
             for n in list(waiting):
@@ -470,7 +477,7 @@ class KafkaCluster:
                     jvm.reaped(n.proc)
                     self._own_dir = False  # keep the logs the message points to
                     raise ClusterError(f"node {n.id} (Kafka {n.release.version}) exited with code {code} before "
-                                       f"it was ready: {_why(n)}")
+                                       f"it was ready: {explain(n)}")
                 if self._ready(n):
                     waiting.remove(n)
             if waiting:
@@ -478,7 +485,7 @@ class KafkaCluster:
                     n = waiting[0]
                     self._own_dir = False
                     raise ClusterError(f"node {n.id} (Kafka {n.release.version}) not ready after "
-                                       f"{self.timeout:g} s: {_why(n)}")
+                                       f"{timeout:g} s: {explain(n)}")
                 time.sleep(0.25)
 
     def stop(self, grace: float = 20.0) -> None:
@@ -501,15 +508,16 @@ class KafkaCluster:
             with contextlib.suppress(OSError):
                 state.unlink()
 
-    def roll(self, node_id: int, release: Release | str, grace: float = 30.0) -> Node:
-        """Restart one node on another release with the same data and configuration."""
+    def roll(self, node_id: int, release: Release | str, grace: float = 30.0, timeout: float | None = None) -> Node:
+        """Restart one node on another release with the same data and configuration (ready within
+        `timeout` seconds, default the cluster's)."""
         n = self.node(node_id)
         rel = release_of(release, progress=self.say) if isinstance(release, str) else release
         if n.proc is not None:
             jvm.stop(n.proc, grace=grace)
         n.release = rel
         self._launch(n)
-        self._wait_ready([n])
+        self._wait_ready([n], timeout)
         if (self.dir / STATE).exists():
             self.write_state()
         return n

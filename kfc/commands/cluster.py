@@ -57,7 +57,7 @@ def up_command(version: str | None, kafka_home: str | None, brokers: int, contro
     """Format and start a cluster; print one JSON line (bootstrap, controllers, nodes) on stdout and
     stay in the foreground until Ctrl-C or SIGTERM."""
     from conformance.realkafka import jvm
-    from conformance.realkafka.cluster import ClusterError, KafkaCluster, release_of
+    from conformance.realkafka.cluster import ClusterError, KafkaCluster, explain, release_of
 
     if combined and controllers is not None:
         raise click.ClickException("--combined and --controllers exclude each other")
@@ -79,6 +79,8 @@ def up_command(version: str | None, kafka_home: str | None, brokers: int, contro
         raise _Terminated()
 
     previous = signal.signal(signal.SIGTERM, on_term)
+    # Started in the background by a shell, SIGINT arrives ignored: this command stops on it anyway.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     cluster = None
     try:
         try:
@@ -101,7 +103,8 @@ def up_command(version: str | None, kafka_home: str | None, brokers: int, contro
                 for n in cluster.dead_nodes():
                     if n.id not in reported:
                         reported.add(n.id)
-                        _say(f"warning: node {n.id} exited (code {n.proc.returncode if n.proc else '?'})")
+                        _say(f"warning: node {n.id} exited (code {n.proc.returncode if n.proc else '?'}): "
+                             f"{explain(n)}")
         except ClusterError as e:
             raise click.ClickException(str(e)) from None
         except _Terminated:
@@ -118,6 +121,7 @@ def up_command(version: str | None, kafka_home: str | None, brokers: int, contro
             cluster.stop(grace=0)
         jvm.kill_all()
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
 
 
 @cluster_group.command("roll")
