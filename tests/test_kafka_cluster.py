@@ -314,3 +314,19 @@ def test_a_run_folder_holding_a_cluster_is_refused(tmp_path: Path) -> None:
     (tmp_path / "node-0").mkdir()
     with pytest.raises(ClusterError, match="already holds a cluster"):
         KafkaCluster("4.1.1", run_dir=tmp_path).start()
+
+
+def test_the_session_fails_when_a_jvm_is_left_behind(tmp_path: Path) -> None:
+    """The plugin's session check: a test that starts a JVM and leaves it makes the run fail."""
+    (tmp_path / "Sleep.java").write_text(
+        "class Sleep { public static void main(String[] a) throws Exception { Thread.sleep(120000); } }\n")
+    (tmp_path / "test_leaky.py").write_text(
+        "from pathlib import Path\nfrom conformance.realkafka import jvm\n\n"
+        "def test_leaves_a_jvm(tmp_path):\n"
+        f"    jvm.spawn(['java', {str(tmp_path / 'Sleep.java')!r}], log=tmp_path / 'out.log')\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conformance.realkafka.fixtures",
+                           "-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path / "test_leaky.py")],
+                          check=False, capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1, proc.stdout
+    assert "1 passed" in proc.stdout and "FAILED: JVMs left behind at the end of the session" in proc.stdout
+    assert _java_under(tmp_path) == []  # and it was killed
