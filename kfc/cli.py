@@ -24,13 +24,13 @@ def main() -> None:
 
 
 def _attach() -> None:
-    from .commands import check, doctor, generate, reference, replay, report, serve
+    from .commands import check, cluster, doctor, generate, kafka, reference, replay, report, serve
 
     for command in reference.COMMANDS:
         main.add_command(command)
     for command in (check.check_command, check.replay_trace_command, check.mutants_cli, report.report_command,
                     generate.generate_command, replay.replay_command, serve.serve_broker_command,
-                    doctor.doctor_command):
+                    doctor.doctor_command, kafka.kafka_group, cluster.cluster_group):
         main.add_command(command)
 
     @main.group("target")

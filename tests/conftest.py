@@ -97,3 +97,7 @@ def _kfc_record_examples(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
             if steps:
                 f.write(json.dumps({"source": f"{request.node.nodeid}#{n}", "profile": profile,
                                     "marks": marks, "steps": steps}) + "\n")
+
+
+# Real Kafka clusters (kafka_cluster, kafka_cluster_module) and the check that no JVM outlives a test.
+pytest_plugins = ("conformance.realkafka.fixtures",)

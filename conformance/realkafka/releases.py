@@ -55,7 +55,8 @@ def cache_root() -> Path:
 def _check_version(version: str) -> None:
     if not _VERSION.match(version):
         raise FetchError(f"{version!r} is not a Kafka release version (like 4.1.1)")
-    if int(version.split(".")[0]) < 3:
+    major, minor, _ = (int(x) for x in version.split("."))
+    if (major, minor) < (3, 7):
         raise FetchError(f"Kafka {version}: only KRaft releases 3.7.0 and later are supported")
 
 
@@ -121,11 +122,24 @@ def fetch(version: str, progress: Callable[[str], None] | None = None) -> Releas
         shutil.rmtree(tmp, ignore_errors=True)
         raise FetchError(f"Kafka {version}: Maven could not resolve the release: {_maven_reason(proc.stdout)}")
     (tmp / _DONE).write_text(version + "\n")
-    shutil.rmtree(home, ignore_errors=True)
-    tmp.rename(home)
+    # Another process may have finished the same release meanwhile: keep the first one complete.
+    if cached(version) is None:
+        shutil.rmtree(home, ignore_errors=True)  # an incomplete leftover
+        try:
+            tmp.rename(home)
+        except OSError:
+            if cached(version) is None:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise FetchError(f"Kafka {version}: cannot move the jars into {home}") from None
+    shutil.rmtree(tmp, ignore_errors=True)
     rel = Release(version, home)
     say(f"Apache Kafka {version}: {len(rel.classpath)} jars in {rel.libs}")
     return rel
+
+
+_OFFLINE = re.compile(r"Unknown host|UnknownHost|Temporary failure in name resolution|Network is unreachable|"
+                      r"Connection refused|Connect(ion)? timed out|No route to host|transfer failed|"
+                      r"Could not transfer|No plugin found for prefix", re.IGNORECASE)
 
 
 def _maven_reason(out: str) -> str:
@@ -134,10 +148,13 @@ def _maven_reason(out: str) -> str:
     errors = [ln.split("[ERROR]", 1)[1].strip() for ln in lines if "[ERROR]" in ln]
     errors = [e for e in errors if e]
     text = errors[0] if errors else (lines[-1] if lines else "mvn failed with no message")
+    # Offline first: Maven then also says "could not be resolved" (or, with an empty local
+    # repository, that it has no dependency plugin).
+    offline = _OFFLINE.search(out)
+    if offline:
+        return f"cannot reach Maven Central (no network?): {offline.group(0)}"
     if "was not found in" in text or "could not be resolved" in text:
-        missing = re.search(r"could not be resolved: ([^ ,]+)", text)
+        missing = re.search(r"(?:could not be resolved|Could not find artifact):? ([^ ,]+)", text)
         what = missing.group(1) if missing else "the release's jars"
         return f"{what} is not on Maven Central (is the version right?)"
-    if re.search(r"Unknown host|Connect|transfer failed|Network is unreachable", text, re.I):
-        return "cannot reach Maven Central (no network?): " + text[:200]
     return text[:300]

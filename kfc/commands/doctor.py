@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -52,6 +53,17 @@ def checks() -> list[dict[str, Any]]:
     row("java (Spark replay)", f"{jv} ({java})" if jv else None, java_ok,
         "install a Java 17 or 21 runtime (e.g. `apt-get install openjdk-17-jre-headless`), or run "
         "`kfc check --no-spark`", required=False)
+    mvn = shutil.which("mvn")
+    mv = _run([mvn, "-B", "-v"]) if mvn else None
+    mv = re.sub(r"\x1b\[[0-9;]*m", "", mv) if mv else None  # Maven colours even when piped
+    row("maven (Kafka releases)", f"{mv} ({mvn})" if mv else None, mv is not None,
+        "install Maven 3.8+ (e.g. `apt-get install maven`); only `kfc kafka fetch` and real clusters need it",
+        required=False)
+    from conformance.realkafka.releases import cache_root, list_cached
+
+    kafkas = list_cached()
+    row("Kafka releases", (f"{len(kafkas)} in {cache_root()}: " + ", ".join(r.version for r in kafkas)) if kafkas
+        else f"none yet in {cache_root()}", True, required=False)
     row("pyspark", _version("pyspark"), _version("pyspark") is not None, "pip install pyspark", required=False)
     node = shutil.which("node")
     nv = _run([node, "--version"]) if node else None
@@ -82,7 +94,8 @@ def checks() -> list[dict[str, Any]]:
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def doctor_command(as_json: bool) -> None:
-    """Check this installation: the suite, its profiles, Python, Java, pyspark, Node/npm and the Allure CLI."""
+    """Check this installation: the suite, its profiles, Python, Java, Maven, the Kafka releases in the
+    cache, pyspark, Node/npm and the Allure CLI."""
     rows = checks()
     if as_json:
         click.echo(json.dumps(rows, indent=1))
