@@ -105,12 +105,15 @@ class Image:
     # error names when several fail a support check.
     broker_order: TimelineOrder = field(default_factory=TimelineOrder)
     controller_order: TimelineOrder = field(default_factory=TimelineOrder)
+    # Cluster-level dynamic configs set by ConfigRecords (only the ones feature updates look at:
+    # min.insync.replicas, which enabling ELR writes unless it is already set).
+    cluster_configs: frozenset[str] = frozenset()
 
     def copy(self) -> Image:
         """A deep copy (what copy.deepcopy gives, without its bookkeeping: an image is plain data)."""
         return Image(self.metadata_version, dict(self.finalized), self.kraft_version, tree_copy(self.brokers),
                      tree_copy(self.controllers), tree_copy(self.payload), self.broker_order.copy(),
-                     self.controller_order.copy())
+                     self.controller_order.copy(), self.cluster_configs)
 
 
 _ATOMS = frozenset({str, int, float, bool, type(None)})
@@ -171,7 +174,8 @@ def replay(image: Image, record: dict[str, Any]) -> None:
     elif t == "KRaftVersionRecord":
         image.kraft_version = record["level"]
     elif t == "ConfigRecord":
-        pass  # configs are outside the model; the record still moves the epoch
+        if record.get("resource") == "cluster":
+            image.cluster_configs = image.cluster_configs | {record["name"]}
     elif t == "NoOpRecord":
         if "kraft_version" in record:  # 4.x: a kraft.version upgrade lands in the raft log; this marks its offset
             image.kraft_version = record["kraft_version"]
@@ -197,6 +201,8 @@ def image_records(image: Image) -> list[dict[str, Any]]:
         b = image.brokers[bid]
         recs.append({"type": "RegisterBrokerRecord", "broker_id": bid, "incarnation": b["incarnation"],
                      "features": {k: list(v) for k, v in sorted(b["features"].items())}, "offset": b["epoch"]})
+    for name in sorted(image.cluster_configs):
+        recs.append({"type": "ConfigRecord", "resource": "cluster", "name": name})
     for p in image.payload:
         recs.append({"type": "PayloadRecord", "kind": p["kind"], "id": p["id"]})
     return recs

@@ -303,8 +303,10 @@ def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
     records = cleanup + [r for n, recs in emitted.items() if not (n == MV and p.behaviour["kip1155"]) for r in recs]
     if p.behaviour["kip1155"]:
         records += emitted.get(MV, [])  # KIP-1155: the metadata.version record goes last
-    if records and p.behaviour["elr_config_records"] and levels.get(ELR, 0) > 0:
-        # 4.x ConfigurationControlManager prepends the cluster-level min.insync.replicas record.
+    if (records and p.behaviour["elr_config_records"] and levels.get(ELR, 0) > 0
+            and "min.insync.replicas" not in c.image.cluster_configs):
+        # 4.x ConfigurationControlManager.maybeGenerateElrSafetyRecords prepends the cluster-level
+        # min.insync.replicas record unless the cluster config already has it (clusterConfig().containsKey).
         records.insert(0, {"type": "ConfigRecord", "resource": "cluster", "name": "min.insync.replicas"})
     out["records"] = c.append([] if validate_only else records)
     if version <= 1:

@@ -225,6 +225,8 @@ class Cluster:
         for b in brokers:
             recs.append({"type": "RegisterBrokerRecord", "broker_id": b.id, "incarnation": f"restored-{b.id}",
                          "features": {k: list(v) for k, v in sorted(b.ranges().items())}})
+        recs += [{"type": "ConfigRecord", "resource": "cluster", "name": str(n)}
+                 for n in sorted(cmd.get("cluster_configs") or [])]
         if "end_offset" in cmd:
             start = int(cmd["end_offset"]) - len(recs) + 1
             if start < 0:
@@ -374,7 +376,7 @@ class Cluster:
         # The image as the snapshot writes it: image_records only reads it and copies what it takes,
         # so the live image's parts serve; what is lost is handed out as copies.
         image = Image(level, img.finalized, img.kraft_version, img.brokers, img.controllers,
-                      [pl for pl in img.payload if pl not in lost])
+                      [pl for pl in img.payload if pl not in lost], cluster_configs=img.cluster_configs)
         out["snapshot"] = {"metadata_version": level, "end_offset": self.epoch, "records": image_records(image),
                            "cluster_id": self.cluster_id}
         out["lost"] = tree_copy(lost)

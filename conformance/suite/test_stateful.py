@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
@@ -45,7 +46,7 @@ from conformance._hypothesis_seam import without_local_constants
 from conformance.grammar import KRAFT, MV, DrawChooser, Grammar
 from conformance.model import outcome_rules
 from conformance.plugin import live_context, report_dir
-from conformance.session import Coverage, Session
+from conformance.session import Coverage, Divergence, Session
 from conformance.suite._support import fail_with_trace, load_traces
 from reference_impl import load_profile, profile_names
 
@@ -64,6 +65,9 @@ class Run:
         self.live = live  # conformance.live.context.LiveContext of a running cluster, or None
         self.coverage = Coverage()
         self.last: FeatureMachine | None = None
+        # The first divergence met: what is reported when Hypothesis cannot replay it (a live cluster
+        # has moved on, so its replay may not fail again: Hypothesis calls that flaky).
+        self.first: tuple[Session, Divergence] | None = None
 
     def machine(self) -> type[FeatureMachine]:
         """The machine class bound to this run (Hypothesis instantiates it once per example)."""
@@ -108,7 +112,12 @@ class FeatureMachine(RuleBasedStateMachine):
         return self.session.reference
 
     def step(self, command: dict[str, Any]) -> dict[str, Any]:
-        return self.session.step(command)
+        try:
+            return self.session.step(command)
+        except Divergence as d:
+            if self.run.first is None:
+                self.run.first = (self.session, d)
+            raise
 
     @property
     def watched(self) -> int:
@@ -461,7 +470,10 @@ def test_stateful_model(request: pytest.FixtureRequest, kfc_target: Any, kfc_pro
     except Exception as e:
         if run.last is None:
             raise
-        fail_with_trace(request, run.last.session, e, f"stateful:{kfc_profile}:{name}", [])
+        session, cause = run.last.session, e
+        if isinstance(e, Flaky) and run.first is not None:
+            session, cause = run.first
+        fail_with_trace(request, session, cause, f"stateful:{kfc_profile}:{name}", [])
     finally:
         _write_coverage(request, run)
         if live is not None and "mutate" in live.tiers:

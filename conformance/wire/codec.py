@@ -27,6 +27,7 @@ from kio.static.primitive import i16, i32
 API_VERSIONS, METADATA, UPDATE_FEATURES, DESCRIBE_CLUSTER = 18, 3, 57, 60
 BROKER_REGISTRATION, UNREGISTER_BROKER, CONTROLLER_REGISTRATION = 62, 64, 70
 DESCRIBE_QUORUM = 55
+DESCRIBE_CONFIGS = 32
 # Ours, not Kafka's: far above every assigned key, answered only by `kfc serve-broker`.
 CONTROL_API_KEY = 32100
 
@@ -34,7 +35,7 @@ API_NAMES = {
     API_VERSIONS: "ApiVersions", METADATA: "Metadata", UPDATE_FEATURES: "UpdateFeatures",
     DESCRIBE_CLUSTER: "DescribeCluster", BROKER_REGISTRATION: "BrokerRegistration",
     UNREGISTER_BROKER: "UnregisterBroker", CONTROLLER_REGISTRATION: "ControllerRegistration",
-    DESCRIBE_QUORUM: "DescribeQuorum",
+    DESCRIBE_QUORUM: "DescribeQuorum", DESCRIBE_CONFIGS: "DescribeConfigs",
     CONTROL_API_KEY: "KfcControl",
 }
 _PEEK = struct.Struct(">hhi")

@@ -74,6 +74,9 @@ class Observation:
     nodes: list[NodeView]
     active_controller: int | None  # from DescribeCluster endpoint type 2, None: not observed
     notes: list[str] = field(default_factory=list)  # what could not be observed, and why
+    # Cluster-level dynamic configs that are set (DescribeConfigs of the default broker resource),
+    # among those feature updates look at; None: not observed.
+    cluster_configs: frozenset[str] | None = None
 
     def node(self, node_id: int) -> NodeView | None:
         return next((n for n in self.nodes if n.id == node_id), None)
@@ -150,6 +153,35 @@ def read_cluster_view(target: KafkaTarget, addr: tuple[str, int],
         return {"error": codec.error_name(resp.error_code)}
     return {"brokers": sorted(int(b.broker_id) for b in resp.brokers), "controller_id": int(resp.controller_id),
             "cluster_id": resp.cluster_id}
+
+
+# Cluster-level configs a feature update reads (ConfigurationControlManager.maybeGenerateElrSafetyRecords).
+CLUSTER_CONFIGS = ("min.insync.replicas",)
+_DYNAMIC_DEFAULT_BROKER_CONFIG = 3  # DescribeConfigsResponse.ConfigSource
+
+
+def read_cluster_configs(target: KafkaTarget, addr: tuple[str, int],
+                         keys: dict[int, tuple[int, int]]) -> frozenset[str] | None:
+    """Which of CLUSTER_CONFIGS are set at cluster level (None: DescribeConfigs v1+ not served, or refused)."""
+    v = _negotiated(keys, codec.DESCRIBE_CONFIGS, lowest=1)
+    if v is None:
+        return None
+    schema = codec.request_schema(codec.DESCRIBE_CONFIGS, min(v, 4))
+    if schema is None:
+        return None
+    resource = codec.entity_type(schema, "resources")
+    try:
+        resp = target.client(addr).request(schema(
+            resources=(resource(resource_type=4, resource_name="", configuration_keys=CLUSTER_CONFIGS),),
+            include_synonyms=False, include_documentation=False))
+    except WireError:
+        return None
+    found: set[str] = set()
+    for r in resp.results:
+        if r.error_code != 0:
+            return None
+        found |= {c.name for c in r.configs if c.config_source == _DYNAMIC_DEFAULT_BROKER_CONFIG}
+    return frozenset(found)
 
 
 def observe(target: KafkaTarget) -> Observation:
@@ -253,6 +285,10 @@ def observe(target: KafkaTarget) -> Observation:
             n.error = str(e)
             notes.append(str(e))
     obs = Observation(cluster_id, sorted(nodes.values(), key=lambda n: (n.role != "controller", n.id)), active, notes)
+    for n in obs.brokers:
+        if n.error is None:
+            obs.cluster_configs = read_cluster_configs(target, n.address, n.api_keys)
+            break
     from .infer import infer_software
 
     for n in obs.nodes:
@@ -304,9 +340,11 @@ def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
         "kraft_version": kraft, "controllers": controllers, "active_controller": active,
         "voters": [c["id"] for c in controllers], "brokers": brokers,
     }
+    if obs.cluster_configs:
+        cmd["cluster_configs"] = sorted(obs.cluster_configs)
     # The records this state takes must end at the observed epoch (the finalized epoch is an offset).
     need = 1 + sum(1 for v in cmd["finalized"].values() if v) + sum(1 for c in controllers if c.get("registered")) \
-        + len(brokers)
+        + len(brokers) + len(cmd.get("cluster_configs", []))
     # A broker reports its image's highest offset, a controller the offset where the features last
     # changed (Kafka's FeaturesPublisher): the log ends at the newest any node shows.
     controller_epoch = max((c.newest.epoch for c in obs.controllers if c.newest is not None), default=None)
