@@ -12,7 +12,7 @@ from ._errors import InputError
 
 MV = "metadata.version"
 KRAFT = "kraft.version"
-DEFAULT_PROFILE = "kafka-4.2"
+DEFAULT_PROFILE = "kafka-4.4"  # the newest verified release
 
 
 @dataclass(frozen=True, slots=True)
