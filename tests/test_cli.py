@@ -55,11 +55,11 @@ def test_version_mapping_39_release_36_iv1() -> None:
 
 
 @pytest.mark.rule("KIP1022-MAP-01", "pass")
-def test_version_mapping_42_default_profile_no_argument() -> None:
+def test_version_mapping_44_default_profile_no_argument() -> None:
     r = run("version-mapping")
     assert r.exit_code == 0, r.stderr
-    assert out_lines(r) == ["metadata.version=29 (4.2-IV1)", "kraft.version=1", "transaction.version=2",
-                            "group.version=1", "eligible.leader.replicas.version=1", "share.version=1",
+    assert out_lines(r) == ["metadata.version=33 (4.4-IV2)", "kraft.version=1", "transaction.version=2",
+                            "group.version=1", "eligible.leader.replicas.version=1", "share.version=2",
                             "streams.version=1"]
 
 
