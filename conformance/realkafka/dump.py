@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,7 +43,7 @@ def compiled(release: Release) -> Path:
     out = cache_root().parent / "dump-classes" / f"{release.version}-{digest}"
     if (out / f"{MAIN}.class").is_file():
         return out
-    tmp = out.with_name(out.name + ".part")
+    tmp = out.with_name(f"{out.name}.part-{os.getpid()}")  # two runs may compile at once
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     proc = subprocess.run([_tool("javac"), "-nowarn", "-d", str(tmp), "-cp", _classpath(list(release.classpath)),
@@ -52,6 +53,9 @@ def compiled(release: Release) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
         raise DumpError(f"Kafka {release.version}: javac failed on {SOURCE.name}: {first}")
+    if (out / f"{MAIN}.class").is_file():  # another run finished first: keep its classes
+        shutil.rmtree(tmp, ignore_errors=True)
+        return out
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out
