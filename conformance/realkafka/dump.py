@@ -46,9 +46,15 @@ def compiled(release: Release) -> Path:
     tmp = out.with_name(f"{out.name}.part-{os.getpid()}")  # two runs may compile at once
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    proc = subprocess.run([_tool("javac"), "-nowarn", "-d", str(tmp), "-cp", _classpath(list(release.classpath)),
-                           str(SOURCE)], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
-                          timeout=_TIMEOUT)
+    try:
+        proc = subprocess.run([_tool("javac"), "-nowarn", "-d", str(tmp), "-cp", _classpath(list(release.classpath)),
+                               str(SOURCE)], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
+                              timeout=_TIMEOUT)
+    except BaseException as e:  # Ctrl-C, timeout: run() has killed javac; leave no half-built directory
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise DumpError(f"Kafka {release.version}: javac did not finish in {_TIMEOUT} s") from e
+        raise
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
