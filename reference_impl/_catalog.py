@@ -12,7 +12,7 @@ from ._errors import InputError
 
 MV = "metadata.version"
 KRAFT = "kraft.version"
-DEFAULT_PROFILE = "kafka-4.2"
+DEFAULT_PROFILE = "kafka-4.4"  # the newest verified release
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,7 @@ class Profile:
     release: str
     verified: bool
     note: str
+    releases: tuple[str, ...]  # the Apache releases that behave as this profile (none: hypothetical)
     mv_minimum: int
     mv_minimum_bootstrap: int
     mv_latest_production: int
@@ -150,6 +151,7 @@ def _build(raw: dict[str, Any]) -> Profile:
         release=raw["release"],
         verified=raw["verified"],
         note=raw.get("note", ""),
+        releases=tuple(raw.get("releases", ())),
         mv_minimum=mvd["minimum"],
         mv_minimum_bootstrap=mvd["minimum_bootstrap"],
         mv_latest_production=mvd["latest_production"],

@@ -1,10 +1,10 @@
 """Behaviour profiles (fixtures/catalogs/*.json): schema, agreement with the primary dumps, and
 internal consistency.
 
-The dumps in fixtures/release-dumps (copies of ../shared/kafka-catalogs) were produced by running
-each release's own Java code (facts §11); a profile derived from a dump must restate it exactly.  kafka-4.1 follows 4.1.1.
-kafka-4.3 and kip-1155 have no dump: they are the 4.2.0 dump plus the edits listed in
-scripts/catalog_overlays.toml, and are marked unverified.
+The dumps in fixtures/release-dumps are made by scripts/dump_release.py, which runs each release's own
+classes (tests/test_release_dumps.py runs it); a profile derived from a dump must restate it exactly.
+kafka-4.1 follows 4.1.1.  kip-1155 has no release: it is the 4.4.0 dump plus the edits listed in
+scripts/catalog_overlays.toml, and is marked unverified.
 """
 
 from __future__ import annotations
@@ -25,20 +25,32 @@ ROOT = Path(__file__).resolve().parents[1]
 DUMPS = ROOT / "fixtures" / "release-dumps"
 MV = "metadata.version"
 
-ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-3.9.1", "kafka-4.0", "kafka-4.1", "kafka-4.1.0", "kafka-4.1.1", "kafka-4.2",
-                "kafka-4.3", "kip-1155"]
+ALL_PROFILES = ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-3.9.1", "kafka-3.9.2", "kafka-4.0", "kafka-4.0.2", "kafka-4.1",
+                "kafka-4.1.0", "kafka-4.1.1", "kafka-4.2", "kafka-4.3", "kafka-4.4", "kip-1155"]
 DUMP_OF = {
     "kafka-3.7": "kafka-3.7.0.json",
     "kafka-3.8": "kafka-3.8.0.json",
     "kafka-3.9": "kafka-3.9.0.json",
     "kafka-3.9.1": "kafka-3.9.0.json",  # 3.9.1 changed no table (docs/research/patch-notes.md)
+    "kafka-3.9.2": "kafka-3.9.2.json",
     "kafka-4.0": "kafka-4.0.0.json",
+    "kafka-4.0.2": "kafka-4.0.2.json",
     "kafka-4.1": "kafka-4.1.1.json",  # the minor profile follows its newest patch
     "kafka-4.1.0": "kafka-4.1.0.json",
     "kafka-4.1.1": "kafka-4.1.1.json",
     "kafka-4.2": "kafka-4.2.0.json",
+    "kafka-4.3": "kafka-4.3.0.json",  # 4.3.1 dumps alike
+    "kafka-4.4": "kafka-4.4.0.json",
 }
-UNVERIFIED = {"kafka-4.3", "kip-1155"}
+UNVERIFIED = {"kip-1155"}
+# Every patch release on Maven Central, 3.7.0 to 4.4.0, and the profile it behaves as.
+RELEASE_PROFILE = {
+    "3.7.0": "kafka-3.7", "3.7.1": "kafka-3.7", "3.7.2": "kafka-3.7", "3.8.0": "kafka-3.8", "3.8.1": "kafka-3.8",
+    "3.9.0": "kafka-3.9", "3.9.1": "kafka-3.9.1", "3.9.2": "kafka-3.9.2", "4.0.0": "kafka-4.0", "4.0.1": "kafka-4.0",
+    "4.0.2": "kafka-4.0.2", "4.1.0": "kafka-4.1.0", "4.1.1": "kafka-4.1.1", "4.1.2": "kafka-4.1.1",
+    "4.2.0": "kafka-4.2", "4.2.1": "kafka-4.2", "4.2.2": "kafka-4.2", "4.3.0": "kafka-4.3", "4.3.1": "kafka-4.3",
+    "4.4.0": "kafka-4.4",
+}
 
 
 def _dump(name: str) -> dict[str, Any]:
@@ -50,13 +62,13 @@ def _dump(name: str) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def test_release_dumps_are_the_shared_ones() -> None:
-    """The committed copies equal the team's dumps, where those are beside the clone."""
+def test_release_dumps_agree_with_the_shared_ones() -> None:
+    """The dumps made outside the project (where they are beside the clone) equal the project's own."""
     shared = SHARED / "kafka-catalogs"
     if not shared.is_dir():
-        pytest.skip(f"{shared} is not beside this clone; nothing to compare the copies with")
+        pytest.skip(f"{shared} is not beside this clone; nothing to compare the dumps with")
     names = sorted(p.name for p in shared.glob("*.json"))
-    assert names == sorted(p.name for p in DUMPS.glob("*.json"))
+    assert names and set(names) <= {p.name for p in DUMPS.glob("*.json")}
     assert all((shared / n).read_bytes() == (DUMPS / n).read_bytes() for n in names)
 
 
@@ -85,8 +97,21 @@ def test_profile_loads_and_validates(name: str) -> None:
     assert p.name == name
 
 
-def test_default_profile_is_kafka_42() -> None:
-    assert load_profile(None).name == "kafka-4.2"
+def test_default_profile_is_the_newest_verified_release() -> None:
+    releases = [n for n in ALL_PROFILES if n not in UNVERIFIED]
+    assert load_profile(None).name == "kafka-4.4" == max(releases, key=lambda n: tuple(map(int, n[6:].split("."))))
+
+
+def test_releases_behind_each_profile() -> None:
+    """Every patch release is listed under the profile it behaves as (patch profiles: their patches)."""
+    listed: dict[str, list[str]] = {}
+    for name in ALL_PROFILES:
+        for v in load_profile(name).releases:
+            listed.setdefault(v, []).append(name)
+    also = {"4.1.1": "kafka-4.1", "4.1.2": "kafka-4.1"}  # kafka-4.1 follows its newest patch profile
+    assert {v: sorted(ns) for v, ns in listed.items()} == \
+        {v: sorted({p, also.get(v, p)}) for v, p in RELEASE_PROFILE.items()}
+    assert load_profile("kip-1155").releases == ()
 
 
 def test_unknown_profile_is_input_error() -> None:
@@ -171,30 +196,24 @@ def _without(raw: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if k not in keys}
 
 
-@pytest.mark.parametrize("name", sorted(UNVERIFIED))
-def test_undumped_profiles_are_the_42_dump_plus_listed_edits(name: str) -> None:
-    """kafka-4.3 / kip-1155 = 4.2.0 tables + the overlay edits: 4.3-IV0 (30) production with
-    didMetadataChange=true (facts §1.1, DOC-4.3); kip-1155 adds 4.4-IV0 (31) as production."""
-    base, mine = _raw("kafka-4.2"), _raw(name)
+def test_kip1155_is_the_44_dump_plus_listed_edits() -> None:
+    """kip-1155 = the 4.4.0 tables + the overlay edits: a hypothetical 4.5-IV1 (35), production, so 4.5-IV0
+    (34, unstable in 4.4.0) is production too."""
+    base, mine = _raw("kafka-4.4"), _raw("kip-1155")
     assert mine["features"] == base["features"]
     assert mine["production_feature_order"] == base["production_feature_order"]
-    top = 31 if name == "kip-1155" else 30
     mvb, mvm = base["metadata_version"], mine["metadata_version"]
-    assert mvm["latest_production"] == top and mvm["latest_testing"] == top
+    assert mvm["latest_production"] == 35 and mvm["latest_testing"] == 35
     by_level = {v["level"]: v for v in mvm["versions"]}
     for v in mvb["versions"]:
-        expect = dict(v)
-        if v["level"] == 30:
-            expect.update(did_metadata_change=True, production=True)
-        assert by_level[v["level"]] == expect
-    if name == "kip-1155":
-        assert by_level[31] == {"level": 31, "name": "4.4-IV0", "release": "4.4", "did_metadata_change": False,
-                                "production": True}
-    assert sorted(by_level) == list(range(7, top + 1))
+        assert by_level[v["level"]] == {**v, "production": True}
+    assert by_level[35] == {"level": 35, "name": "4.5-IV1", "release": "4.5", "did_metadata_change": False,
+                            "production": True}
+    assert sorted(by_level) == list(range(7, 36))
     for role in ("controller", "broker"):
         for kind in ("production", "unstable"):
-            ranges = dict(base["supported"][role]["unstable"])  # 4.3 makes streams/MV 30 production
-            ranges[MV] = [7, top]
+            ranges = dict(base["supported"][role][kind])
+            ranges[MV] = [7, 35]
             assert mine["supported"][role][kind] == ranges, (role, kind)
 
 
@@ -278,28 +297,58 @@ def test_verified_flag(name: str) -> None:
         assert "unverified" in p.release or "not shipped" in p.release or p.note
 
 
-def test_kip1155_has_production_downgrade_capable_level_31() -> None:
+def test_kip1155_downgrade_capable_level_collides_with_no_shipped_level() -> None:
     p = load_profile("kip-1155")
     assert p.behaviour["kip1155"] is True
-    assert p.behaviour["kip1155_downgrade_capable_level"] == 31
-    v31 = p.mv(31)
-    assert v31 is not None and v31.production
-    assert p.mv_latest_production == 31
+    capable = p.behaviour["kip1155_downgrade_capable_level"]
+    assert capable == 35 == p.mv_latest_production
+    v = p.mv(capable)
+    assert v is not None and v.production and "hypothetical" in p.release
     # KIP-1155 rule 2: never below 3.7-IV0
     assert p.mv_name(p.behaviour["kip1155_minimum_downgrade_level"]) == "3.7-IV0"
+    shipped = set()
     for other in ALL_PROFILES:
         if other != "kip-1155":
-            assert load_profile(other).behaviour["kip1155"] is False
-            assert load_profile(other).mv(31) is None
+            q = load_profile(other)
+            assert q.behaviour["kip1155"] is False
+            shipped |= set(q.versions)
+    assert capable not in shipped and max(shipped) == capable - 1  # 4.4.0 gives out 7..34
 
 
-def test_kafka_43_is_42_with_30_production() -> None:
+def test_kafka_43_facts_from_the_jars() -> None:
+    """4.3.0/4.3.1: 4.3-IV0 (30, metadata changed) is the latest production level, 4.4-IV0 (31) the
+    latest testing one (the old unverified profile had 30 for both)."""
     p = load_profile("kafka-4.3")
-    v30, v30_in_42 = p.mv(30), load_profile("kafka-4.2").mv(30)
-    assert v30 is not None and v30_in_42 is not None
-    assert p.mv_latest_production == 30 and v30.name == "4.3-IV0"
-    assert v30.did_metadata_change is True
-    assert v30_in_42.did_metadata_change is False  # tools-notes Differences 12
+    assert p.verified and p.releases == ("4.3.0", "4.3.1")
+    v30, v31 = p.mv(30), p.mv(31)
+    assert v30 is not None and v31 is not None
+    assert (p.mv_latest_production, p.mv_latest_testing) == (30, 31)
+    assert (v30.name, v30.did_metadata_change, v30.production) == ("4.3-IV0", True, True)
+    assert (v31.name, v31.production) == ("4.4-IV0", False)
+    assert p.supported("controller", True)[MV] == (7, 31) and p.supported("broker", False)[MV] == (7, 30)
+    test = p.features["test.feature.version"]  # pinned to the latest testing level
+    assert test.levels[2].bootstrap_metadata_version == 31 and test.levels[2].dependencies == {MV: 31}
+    v30_in_42 = load_profile("kafka-4.2").mv(30)
+    assert v30_in_42 is not None and v30_in_42.did_metadata_change is False  # tools-notes Differences 12
+
+
+def test_kafka_44_facts_from_the_jar() -> None:
+    p = load_profile("kafka-4.4")
+    assert p.verified and p.releases == ("4.4.0",)
+    assert (p.mv_latest_production, p.mv_name(33), p.mv_latest_testing, p.mv_name(34)) == (33, "4.4-IV2", 34, "4.5-IV0")
+    assert [(p.versions[lv].name, p.versions[lv].did_metadata_change) for lv in (31, 32, 33)] == \
+        [("4.4-IV0", False), ("4.4-IV1", True), ("4.4-IV2", True)]
+    share = p.features["share.version"]
+    assert share.latest_production == 2 and share.levels[2].bootstrap_metadata_version == 31
+    assert share.levels[2].dependencies == {} and share.default_level(33) == 2 and share.default_level(30) == 1
+    assert p.supported("broker", False)["share.version"] == (0, 2)
+
+
+@pytest.mark.parametrize(("name", "deps"), [("kafka-3.9", {MV: 21}), ("kafka-3.9.1", {MV: 21}), ("kafka-3.9.2", {}),
+                                            ("kafka-4.0", {MV: 21}), ("kafka-4.0.2", {}), ("kafka-4.1.0", {MV: 21}),
+                                            ("kafka-4.1.1", {}), ("kafka-4.3", {})])
+def test_kraft_version_1_dependency_dropped_in_3_9_2_4_0_2_4_1_1(name: str, deps: dict[str, int]) -> None:
+    assert load_profile(name).features["kraft.version"].levels[1].dependencies == deps
 
 
 # -- corrupted profile files -------------------------------------------------------------------------

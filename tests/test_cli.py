@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from kfc.cli import main
+from reference_impl import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 KFC = Path(sys.executable).parent / "kfc"
@@ -54,11 +55,11 @@ def test_version_mapping_39_release_36_iv1() -> None:
 
 
 @pytest.mark.rule("KIP1022-MAP-01", "pass")
-def test_version_mapping_42_default_profile_no_argument() -> None:
+def test_version_mapping_44_default_profile_no_argument() -> None:
     r = run("version-mapping")
     assert r.exit_code == 0, r.stderr
-    assert out_lines(r) == ["metadata.version=29 (4.2-IV1)", "kraft.version=1", "transaction.version=2",
-                            "group.version=1", "eligible.leader.replicas.version=1", "share.version=1",
+    assert out_lines(r) == ["metadata.version=33 (4.4-IV2)", "kraft.version=1", "transaction.version=2",
+                            "group.version=1", "eligible.leader.replicas.version=1", "share.version=2",
                             "streams.version=1"]
 
 
@@ -132,13 +133,16 @@ PROFILES = {
     "kafka-3.8": (1, 21, 20, "3.8-IV0"),
     "kafka-3.9": (1, 23, 21, "3.9-IV0"),
     "kafka-3.9.1": (1, 23, 21, "3.9-IV0"),
+    "kafka-3.9.2": (1, 23, 21, "3.9-IV0"),
     "kafka-4.0": (7, 26, 25, "4.0-IV3"),
+    "kafka-4.0.2": (7, 26, 25, "4.0-IV3"),
     "kafka-4.1": (7, 29, 27, "4.1-IV1"),
     "kafka-4.1.0": (7, 29, 27, "4.1-IV1"),
     "kafka-4.1.1": (7, 29, 27, "4.1-IV1"),
     "kafka-4.2": (7, 30, 29, "4.2-IV1"),
-    "kafka-4.3": (7, 30, 30, "4.3-IV0"),
-    "kip-1155": (7, 31, 31, "4.4-IV0"),
+    "kafka-4.3": (7, 31, 30, "4.3-IV0"),
+    "kafka-4.4": (7, 34, 33, "4.4-IV2"),
+    "kip-1155": (7, 35, 35, "4.5-IV1"),
 }
 
 
@@ -152,7 +156,7 @@ def test_profiles_lists_all_with_range_latest_production_and_default() -> None:
         row = rows[0]
         assert re.search(rf"\b{lo}\s*(-|\.\.|to|–)\s*{hi}\b", row), row
         assert lp_name in row and re.search(rf"\b{lp}\b", row), row
-        assert ("default" in row) is (name == "kafka-4.2"), row
+        assert ("default" in row) is (name == "kafka-4.4"), row
 
 
 def test_profiles_json() -> None:
@@ -165,7 +169,9 @@ def test_profiles_json() -> None:
     for name, (lo, hi, lp, lp_name) in PROFILES.items():
         assert rows[name]["metadata_version"] == [lo, hi]
         assert str(lp) in rows[name]["latest_production"] and lp_name in rows[name]["latest_production"]
-        assert rows[name]["default"] is (name == "kafka-4.2")
+        assert rows[name]["default"] is (name == "kafka-4.4")
+        assert rows[name]["releases"] == list(load_profile(name).releases)
+        assert all(v in rows[name]["release"] for v in rows[name]["releases"])
 
 
 # -- real subprocesses ---------------------------------------------------------------------------------------

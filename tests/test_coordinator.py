@@ -522,8 +522,10 @@ def test_null_key():
 
 def test_every_rule_listed_once_and_profiles_complete():
     assert all(r.startswith(("KIP915-LOAD-", "KIP915-CODEC-")) for r in RULES)
-    assert PROFILES == ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2", "kafka-4.3", "kip-1155"]
+    assert PROFILES == ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2", "kafka-4.3", "kafka-4.4",
+                        "kip-1155"]
     assert profile("kafka-4.3") == {**profile("kafka-4.2"), "release": "4.3", "evidence": profile("kafka-4.3")["evidence"]}
+    assert profile("kafka-4.4") == {**profile("kafka-4.3"), "release": "4.4", "evidence": profile("kafka-4.4")["evidence"]}
     assert known_tags("kafka-3.9")["TransactionLogValue"] == frozenset()
 
 

@@ -2,7 +2,7 @@
 (/work/shared/seeds/kip-1155-metadata-version-downgrade.txt) and facts §7:
 
 * a downgrade is allowed only if every registered broker and controller supports the
-  downgrade-capable metadata.version (31 in this profile), else INVALID_UPDATE_VERSION naming the node;
+  downgrade-capable metadata.version (35 in this profile, a level no release has given out), else INVALID_UPDATE_VERSION naming the node;
 * never below 3.7-IV0 (controller registrations are needed to check controllers);
 * the requested metadata.version must be compatible with the other enabled features;
 * records for the other features (and cleanup) first, the metadata.version record last;
@@ -29,7 +29,7 @@ SHARE = "share.version"
 STREAMS = "streams.version"
 IUV = "INVALID_UPDATE_VERSION"
 FAIL_ALL = "The update failed for all features since the following feature had an error: "
-CAPABLE = 31  # the downgrade-capable metadata.version of the profile (4.4-IV0)
+CAPABLE = 35  # the downgrade-capable metadata.version of the profile (hypothetical 4.5-IV1, on kafka-4.4)
 
 
 def U(feature: str, level: int, upgrade_type: str | None = None) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def state(c: Cluster) -> dict[str, Any]:
 
 
 def cluster(**kw: Any) -> Cluster:
-    """kip-1155 cluster at 31 with two registered kip-1155 controllers and two kip-1155 brokers."""
+    """kip-1155 cluster at the capable level with two registered kip-1155 controllers and two kip-1155 brokers."""
     c = fmt(controllers=[{"id": 3000}, {"id": 3001}], **kw)
     ok(c.apply({"op": "register", "role": "controller", "node": 3001}))
     for b in (1, 2):
@@ -75,10 +75,10 @@ def finalized_view(c: Cluster) -> tuple[dict[str, int], int]:
 
 @pytest.mark.rule("KIP1155-DG-01", "pass")
 @pytest.mark.parametrize("utype", ["SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE"])
-def test_downgrade_across_a_metadata_change_when_every_node_supports_31(utype):
+def test_downgrade_across_a_metadata_change_when_every_node_supports_the_capable_level(utype):
     c = cluster()
     assert state(c)["metadata_version"] == CAPABLE
-    # 31 -> 29 crosses 4.3-IV0 (didMetadataChange=true): a release refuses it, KIP-1155 checks the data instead.
+    # 35 -> 29 crosses 4.3-IV0, 4.4-IV1, 4.4-IV2 (didMetadataChange=true): a release refuses it, KIP-1155 checks the data instead.
     out = ok(update(c, U(MV, 29, utype)))
     assert flr(out["records"]) == [(MV, 29)]
     assert state(c)["metadata_version"] == 29
@@ -86,7 +86,7 @@ def test_downgrade_across_a_metadata_change_when_every_node_supports_31(utype):
 
 
 @pytest.mark.rule("KIP1155-DG-01", "fail")
-def test_downgrade_refused_when_a_broker_does_not_support_31():
+def test_downgrade_refused_when_a_broker_does_not_support_the_capable_level():
     c = fmt(release_version="4.3-IV0")
     ok(c.apply({"op": "register", "role": "broker", "node": 1}))
     ok(c.apply({"op": "register", "role": "broker", "node": 2, "software": "kafka-4.3"}))
@@ -99,7 +99,7 @@ def test_downgrade_refused_when_a_broker_does_not_support_31():
 
 
 @pytest.mark.rule("KIP1155-DG-01", "fail")
-def test_downgrade_refused_when_a_controller_does_not_support_31():
+def test_downgrade_refused_when_a_controller_does_not_support_the_capable_level():
     c = fmt(release_version="4.3-IV0", controllers=[{"id": 3000}, {"id": 3001, "software": "kafka-4.3"}])
     ok(c.apply({"op": "register", "role": "controller", "node": 3001}))
     out = update(c, U(MV, 29, "UNSAFE_DOWNGRADE"))
@@ -263,9 +263,9 @@ def test_snapshot_at_the_new_version_reloads_to_the_same_describe(reload_profile
 def test_no_snapshot_on_upgrade():
     c = cluster()
     ok(update(c, U(MV, 29, "SAFE_DOWNGRADE")))
-    out = ok(update(c, U(MV, 31)))
+    out = ok(update(c, U(MV, CAPABLE)))
     assert not out.get("snapshot")
-    assert state(c)["metadata_version"] == 31
+    assert state(c)["metadata_version"] == CAPABLE
 
 
 @pytest.mark.rule("SNAP-01", "fail")
@@ -304,7 +304,7 @@ def test_payload_needs_the_metadata_version_that_introduced_it():
     out = c.apply({"op": "add_metadata", "kind": "cordoned_log_dir"})
     assert out["error"] != "NONE" and out["rule"] == "KIP778-PAY-01", out
     ok(c.apply({"op": "add_metadata", "kind": "elr_partition_state"}))
-    ok(update(c, U(MV, 31)))
+    ok(update(c, U(MV, CAPABLE)))
     ok(c.apply({"op": "add_metadata", "kind": "cordoned_log_dir"}))
 
 

@@ -223,6 +223,7 @@ def test_format_unstable_flag_allows_unstable_metadata_version(profile: str, kw:
 @pytest.mark.parametrize("profile,level", [
     # 3.7/3.8 default to LATEST_PRODUCTION even with unstable versions enabled; 3.9+ to latestTesting
     ("kafka-3.7", 19), ("kafka-3.8", 20), ("kafka-3.9", 23), ("kafka-4.0", 26), ("kafka-4.1", 29), ("kafka-4.2", 30),
+    ("kafka-4.3", 31), ("kafka-4.4", 34),
 ])
 def test_format_default_release_version_with_unstable(profile: str, level: int) -> None:
     assert fmt_ok(profile, unstable=True)["metadata_version"]["level"] == level
@@ -230,7 +231,7 @@ def test_format_default_release_version_with_unstable(profile: str, level: int) 
 
 @pytest.mark.parametrize("profile,level", [
     ("kafka-3.7", 19), ("kafka-3.8", 20), ("kafka-3.9", 21), ("kafka-4.0", 25), ("kafka-4.1", 27), ("kafka-4.2", 29),
-    ("kafka-4.3", 30), ("kip-1155", 31),
+    ("kafka-4.3", 30), ("kafka-4.4", 33), ("kip-1155", 35),
 ])
 def test_format_default_release_version_is_latest_production(profile: str, level: int) -> None:
     assert fmt_ok(profile)["metadata_version"]["level"] == level

@@ -1,2 +1,3 @@
 """Real Apache Kafka: releases fetched from Maven Central (`releases`), clusters started from their
-jars (`cluster`), and Kafka's own classes as a target (`harness`)."""
+jars (`cluster`), Kafka's own classes as a target (`harness`), and a release's feature-versioning
+tables dumped by its own classes (`dump`)."""

@@ -38,29 +38,29 @@ COMMANDS: list[click.Command] = []
 @click.command("profiles")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def profiles_cmd(as_json: bool) -> None:
-    """List behaviour profiles with their metadata.version range and latest production level."""
+    """List behaviour profiles: the Kafka releases behind each, its metadata.version range and latest production level."""
     rows: list[dict[str, Any]] = []
     names = profile_names()
     for name in names:
         p = load_profile(name)
         patches = [n for n in names if n.startswith(name + ".")]
-        newest = patches and all(load_profile(x).release <= p.release for x in patches)
-        release = p.release + (f" ({'the newest patch; ' if newest else ''}patch profiles: {', '.join(patches)})"
-                               if patches else "")
+        shown = ", ".join(p.releases) if p.releases else p.release
+        release = shown + (f" (patch profiles: {', '.join(patches)})" if patches else "")
         rows.append({
-            "profile": name, "release": release, "patches": patches, "verified": p.verified,
-            "metadata_version": [p.mv_minimum, p.mv_latest_testing],
+            "profile": name, "release": release, "releases": list(p.releases), "patches": patches,
+            "verified": p.verified, "metadata_version": [p.mv_minimum, p.mv_latest_testing],
             "latest_production": f"{p.mv_latest_production} ({p.mv_name(p.mv_latest_production)})",
             "features": p.production_features, "default": name == DEFAULT_PROFILE,
         })
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
-    click.echo(f"{'profile':<12} {'release':<52} {'metadata.version':<17} {'latest production':<18} features")
+    w = max(len(r["release"]) for r in rows)
+    click.echo(f"{'profile':<12} {'releases':<{w}} {'metadata.version':<17} {'latest production':<18} features")
     for r in rows:
         lo, hi = r["metadata_version"]
         mark = " (default)" if r["default"] else ("" if r["verified"] else " (unverified)")
-        click.echo(f"{r['profile']:<12} {r['release']:<52} {f'{lo}-{hi}':<17} {r['latest_production']:<18} "
+        click.echo(f"{r['profile']:<12} {r['release']:<{w}} {f'{lo}-{hi}':<17} {r['latest_production']:<18} "
                    f"{', '.join(r['features']) or '-'}{mark}")
 
 
