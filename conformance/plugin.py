@@ -19,6 +19,7 @@ KIP_LINKS = {
     "KIP-778": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-778%3A+KRaft+to+KRaft+Upgrades",
     "KIP-919": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-919%3A+Allow+AdminClient+to+Talk+Directly+with+the+KRaft+Controller+Quorum+and+add+Controller+Registration",
     "KIP-1022": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-1022+Formatting+and+Updating+Features",
+    "KIP-1242": "https://cwiki.apache.org/confluence/x/KIP-1242",
     "KIP-1155": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-1155%3A+Metadata+Version+Downgrades",
     "KIP-915": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-915%3A+Txn+and+Group+Coordinator+Downgrade+Foundation",
 }

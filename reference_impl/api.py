@@ -329,6 +329,11 @@ class Cluster:
         if not isinstance(version, int) or not 0 <= version <= vmax:
             return self.err(out, "UNSUPPORTED_VERSION", f"ApiVersions version {version} is not supported by node "
                             f"{node_id} ({p.name}: 0-{vmax})", "KIP584-API-03")
+        if (version >= 5 and node.role == "broker" and cmd.get("cluster_id") is not None
+                and (cmd["cluster_id"] != self.cluster_id or cmd.get("node_id", -1) != node_id)):
+            # KIP-1242: KafkaApis.clusterIdOrNodeIdIsInvalid (the node id counts only beside a cluster id)
+            return self.err(out, "REBOOTSTRAP_REQUIRED", "Client metadata is stale. The client should "
+                            "rebootstrap to obtain new metadata.", "KIP1242-API-01")
         if version < 3:
             out.update(supported=None, finalized=None, epoch=None)  # features are v3+ tagged fields
             return self.ok(out)

@@ -103,6 +103,8 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP1155-DG-05", "downgrade", "a snapshot is written at the new metadata.version; reloading it gives the same describe"),
     ("KIP1155-DG-06", "downgrade", "SAFE_DOWNGRADE is refused when the image holds data the target version cannot express"),
     ("KIP1155-DG-07", "downgrade", "UNSAFE_DOWNGRADE drops what the target version cannot express and reports it"),
+    # --- KIP-1242: ApiVersions v5 names the cluster and node the client means -------------------
+    ("KIP1242-API-01", "api-versions", "a broker answers ApiVersions v5 naming another cluster id, or its cluster id with another node id, with REBOOTSTRAP_REQUIRED (controllers do not check)"),
     # --- snapshots and state --------------------------------------------------------------------
     ("SNAP-01", "downgrade", "a snapshot cannot be written at a metadata.version that cannot express the image"),
     ("SNAP-02", "downgrade", "a snapshot reloads to the same describe"),
@@ -111,7 +113,7 @@ _RULES: list[tuple[str, str, str]] = [
 
 _KIP_OF = {
     "KIP584": "KIP-584", "KIP778": "KIP-778", "KIP919": "KIP-919", "KIP1022": "KIP-1022",
-    "KIP1155": "KIP-1155", "KIP915": "KIP-915", "SNAP": "KIP-1155", "CMD": "KIP-584",
+    "KIP1155": "KIP-1155", "KIP915": "KIP-915", "KIP1242": "KIP-1242", "SNAP": "KIP-1155", "CMD": "KIP-584",
 }
 
 

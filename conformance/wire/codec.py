@@ -24,6 +24,8 @@ from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 from kio.static.primitive import i16, i32
 
+from . import kio_ext
+
 API_VERSIONS, METADATA, UPDATE_FEATURES, DESCRIBE_CLUSTER = 18, 3, 57, 60
 BROKER_REGISTRATION, UNREGISTER_BROKER, CONTROLLER_REGISTRATION = 62, 64, 70
 DESCRIBE_QUORUM = 55
@@ -84,14 +86,14 @@ def request_schema(api_key: int, version: int) -> Any:
     try:
         return load_request_schema(api_key, version)
     except (KioIndexError, ImportError, ValueError, AttributeError):
-        return None
+        return kio_ext.REQUESTS.get((api_key, version))
 
 
 def response_schema(api_key: int, version: int) -> Any:
     try:
         return load_response_schema(api_key, version)
     except (KioIndexError, ImportError, ValueError, AttributeError):
-        return None
+        return kio_ext.RESPONSES.get((api_key, version))
 
 
 def _write(entity_type: Any, value: Any) -> bytes:

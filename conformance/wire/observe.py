@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .target import KafkaTarget
 
 MV = "metadata.version"
-KIO_MAX = {codec.API_VERSIONS: 4, codec.METADATA: 12, codec.DESCRIBE_CLUSTER: 2}
+KIO_MAX = {codec.API_VERSIONS: 5, codec.METADATA: 12, codec.DESCRIBE_CLUSTER: 2}
 
 
 @dataclass
@@ -127,7 +127,7 @@ def read_features(target: KafkaTarget, addr: tuple[str, int], keys: dict[int, tu
     """ApiVersions at the node's newest version (v4 at most) and at the highest version below 4."""
     out: dict[int, FeatureView] = {}
     lo, hi = keys.get(codec.API_VERSIONS, (0, 0))
-    newest = min(hi, 4)
+    newest = min(hi, KIO_MAX[codec.API_VERSIONS])
     for v in sorted({newest, min(newest, 3)}):
         if v < 3 or v < lo:
             continue  # features are v3+ tagged fields

@@ -301,10 +301,17 @@ class BrokerServer:
         v = req.api_version
         if not self._advertised(node, API_VERSIONS, v):
             return Reply(self._api_versions_error(node, "UNSUPPORTED_VERSION"), "UNSUPPORTED_VERSION")
-        out = self.cluster.apply({"op": "api_versions", "node": node, "version": v})
+        cmd: dict[str, Any] = {"op": "api_versions", "node": node, "version": v}
+        if v >= 5:  # KIP-1242: the ids the client means
+            cmd.update(cluster_id=req.body.cluster_id, node_id=int(req.body.node_id))
+        out = self.cluster.apply(cmd)
+        schema = codec.response_schema(API_VERSIONS, v)
+        if out["error"] == "REBOOTSTRAP_REQUIRED":
+            # Written at the request's version with no api keys (ApiVersionsRequest.getErrorResponse).
+            code = codec.ErrorCode(codec.error_code(out["error"]))
+            return Reply(_build(schema, error_code=code, api_keys=()), out["error"])
         if out["error"] != "NONE":
             return Reply(self._api_versions_error(node, out["error"]), out["error"])
-        schema = codec.response_schema(API_VERSIONS, v)
         item = codec.entity_type(schema, "api_keys")
         values: dict[str, Any] = {
             "error_code": codec.ErrorCode.none,

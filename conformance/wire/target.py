@@ -30,7 +30,7 @@ TIERS = ("observe", "probe", "mutate", "register")
 DEFAULT_TIERS = ("observe", "probe")
 TIER_OPS = {"observe": ("describe", "api_versions"), "probe": ("update_features",), "mutate": ("update_features",),
             "register": ("register", "unregister")}
-KIO_MAX = {codec.API_VERSIONS: 4, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}
+KIO_MAX = {codec.API_VERSIONS: 5, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}
 # Ops the Kafka protocol cannot express: no RPC formats storage, writes snapshots, loads
 # coordinator records, runs the command-line tools or shows the controller's whole state.
 WIRE_INEXPRESSIBLE = ("format", "restore_state", "version_mapping", "feature_dependencies", "features_tool",
@@ -196,7 +196,9 @@ class KafkaTarget(Target):
                 errors.append(str(e))
                 continue
             for b in resp.brokers:
-                addresses[int(b.node_id)] = (b.host, int(b.port))
+                # A combined node's id names its controller listener (as in _take_observation).
+                if int(b.node_id) not in self.controllers:
+                    addresses[int(b.node_id)] = (b.host, int(b.port))
             self.cluster_id = self.cluster_id or resp.cluster_id
             found = True
             break
@@ -417,8 +419,10 @@ class KafkaTarget(Target):
         if not lo <= version <= hi:
             return _err(out, "UNSUPPORTED_VERSION")  # negotiated: a version the node does not advertise is never sent
         schema = _schema("request", codec.API_VERSIONS, version)
-        body = schema(client_software_name="kfc", client_software_version="1") if version >= 3 else schema()
-        resp = self.client(addr).request(body)
+        fields: dict[str, Any] = {"client_software_name": "kfc", "client_software_version": "1"} if version >= 3 else {}
+        if version >= 5:  # KIP-1242: the ids the command means (null / -1: not given)
+            fields.update(cluster_id=cmd.get("cluster_id"), node_id=cmd.get("node_id", -1))
+        resp = self.client(addr).request(schema(**fields))
         if resp.error_code != 0:
             return _err(out, codec.error_name(resp.error_code))
         if version < 3:
