@@ -615,6 +615,7 @@ class KafkaTarget(Target):
         resp = self.client(addr).request(_schema("request", codec.UNREGISTER_BROKER, 0)(broker_id=node))
         if resp.error_code:
             return _err(out, codec.error_name(resp.error_code), resp.error_message)
+        self.software.pop(("broker", node), None)  # a later registration of this id is another broker
         self._invalidate()
         self.settle()
         return _ok(out)
@@ -624,14 +625,21 @@ class KafkaTarget(Target):
         watermark.  A controller answers a write once it is committed, but each node -- the controller's
         own ApiVersions included -- publishes its image a moment later, so a read right after a write
         can miss it on a real cluster.  The high watermark comes from DescribeQuorum (KIP-595); a cluster
-        that does not serve it is read as it is."""
+        that does not serve it is read as it is.
+
+        The high watermark is exclusive (the next offset), so the last committed record is hw - 1: a
+        broker's FinalizedFeaturesEpoch is its image's highest offset and reaches hw - 1, never hw.  A
+        controller's FinalizedFeaturesEpoch is the offset of the last batch that changed features
+        (Kafka's FeaturesPublisher), so it cannot show progress and is not waited for: the brokers
+        replicate from the active controller, which has published the write once they have."""
         hw = self._high_watermark()
         if hw is None:
             return
         deadline = time.monotonic() + timeout
-        pending = sorted(set(self.addresses.values()) | set(self.bootstrap))
+        brokers = {a for n, a in self.addresses.items() if n not in self.controllers}
+        pending = sorted(brokers | set(self.bootstrap))
         while pending and time.monotonic() < deadline:
-            pending = [a for a in pending if (self._epoch_or_none(a) or -1) < hw]
+            pending = [a for a in pending if (self._epoch_or_none(a) or -1) < hw - 1]
             if pending:
                 time.sleep(0.02)
 
