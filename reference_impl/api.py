@@ -109,7 +109,7 @@ class Cluster:
         out.update(error="NONE", error_code=0, message=None, rule=None)
         return out
 
-    def err(self, out: dict[str, Any], error: str, message: str, rule: str) -> dict[str, Any]:
+    def err(self, out: dict[str, Any], error: str, message: str | None, rule: str) -> dict[str, Any]:
         out.update(error=error, error_code=ERROR_CODES.get(error), message=message, rule=rule)
         return out
 
@@ -286,8 +286,11 @@ class Cluster:
         node_id = cmd.get("node")
         out: dict[str, Any] = {"op": "unregister", "node": node_id}
         if node_id not in self.image.brokers:
-            return self.err(out, "BROKER_ID_NOT_REGISTERED", f"Broker ID {node_id} is not currently registered",
-                            "KIP584-REG-05")
+            # Before 4.1 ControllerApis.handleUnregisterBroker answers with the error code only; from
+            # 4.1 UnregisterBrokerRequest.getErrorResponse carries the exception's message.
+            text = (f"Broker ID {node_id} is not currently registered"
+                    if self.active_profile.behaviour["unregister_error_message"] else None)
+            return self.err(out, "BROKER_ID_NOT_REGISTERED", text, "KIP584-REG-05")
         out["records"] = self.append([{"type": "UnregisterBrokerRecord", "broker_id": node_id}])
         return self.ok(out)
 

@@ -1200,6 +1200,19 @@ def test_unregister(profile):
     assert "7" not in ok(c.apply({"op": "state"}))["brokers"]
 
 
+@pytest.mark.rule("KIP584-REG-05", "fail")
+@pytest.mark.parametrize(("profile", "message"), [
+    # ControllerApis.handleUnregisterBroker sets the error code only (3.7.2-4.0.2 jars) ...
+    ("kafka-3.7", None), ("kafka-3.9", None), ("kafka-4.0", None),
+    # ... from 4.1 UnregisterBrokerRequest.getErrorResponse also sets the exception's message.
+    ("kafka-4.1.0", "Broker ID 7 is not currently registered"), ("kafka-4.2", "Broker ID 7 is not currently registered"),
+])
+def test_unregister_message_is_on_the_wire_from_41(profile, message):
+    out = fmt(profile).apply({"op": "unregister", "node": 7})
+    refused(out, "BROKER_ID_NOT_REGISTERED", "KIP584-REG-05")
+    assert out["message"] == message
+
+
 @pytest.mark.rule("KIP584-REG-06", "fail")
 @pytest.mark.parametrize("profile", ["kafka-3.7", "kafka-3.8"])
 def test_broker_registration_v4_is_unknown_to_3_7_3_8(profile):

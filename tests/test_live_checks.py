@@ -198,3 +198,38 @@ def test_probes_cover_the_check_order_and_change_nothing() -> None:
     rules = {ref.apply(p.command).get("rule") for p in catalogue}
     assert (ref.finalized_view(), ref.epoch) == before
     assert {"KIP584-UPD-01", "KIP584-UPD-02", "KIP584-UPD-03", "KIP584-UPD-05", "KIP584-UPD-06"} <= rules
+
+
+def _ctx_39() -> Any:
+    from types import SimpleNamespace
+
+    fin = {"metadata.version": (21, 21)}
+    obs = _obs(_node(0, "controller", release="kafka-3.9", finalized=fin),
+               _node(0, release="kafka-3.9", finalized=fin), active=0)  # one combined node
+    return SimpleNamespace(tiers=("observe", "probe", "mutate", "register"), observation=obs, profile="kafka-3.9")
+
+
+CAPS = frozenset({"api_versions", "describe", "update_features", "register", "unregister"})
+
+
+@pytest.mark.parametrize(("steps", "why"), [
+    # 3.9 writes kraft.version as an ordinary FeatureLevelRecord, and it never goes back.
+    ([{"op": "update_features", "updates": [{"feature": "kraft.version", "level": 1}]}], "writes kraft.version"),
+    ([{"op": "update_features", "version": 0, "updates": [{"feature": "kraft.version", "level": 1}]}],
+     "writes kraft.version"),
+    # There is no UnregisterController: a synthetic controller would stay in every feature check.
+    ([{"op": "register", "role": "controller", "node": 3000, "software": "kafka-4.1"}], "registers a controller"),
+    # A synthetic broker never heartbeats: Kafka never sees its session alive.
+    ([{"op": "register", "node": 1, "incarnation": "a"},
+      {"op": "register", "node": 1, "incarnation": "b", "previous_session_alive": True}], "live broker session"),
+])
+def test_an_example_never_leaves_what_a_running_cluster_keeps(steps: list[dict[str, Any]], why: str) -> None:
+    example = {"profile": "kafka-3.9", "steps": [{"command": {"op": "format"}}] + [{"command": s} for s in steps]}
+    first, failed = c.example_precondition(example, _ctx_39(), CAPS)
+    assert (first, failed is not None) == (0, True) and why in str(failed), failed
+
+
+def test_an_example_that_only_probes_kraft_version_runs() -> None:
+    example = {"profile": "kafka-3.9", "steps": [{"command": {"op": "format"}}, {"command": {
+        "op": "update_features", "validate_only": True, "updates": [{"feature": "kraft.version", "level": 1}]}}]}
+    assert c.example_precondition(example, _ctx_39(), CAPS) == (1, None)

@@ -239,4 +239,20 @@ def example_precondition(example: dict[str, Any], ctx: Any, capabilities: frozen
         return 0, f"needs brokers {brokers}; the cluster has {seen}"
     if example["profile"] != ctx.profile:
         return 0, f"is for {example['profile']}; the cluster runs {ctx.profile}"
+    # kraft.version is the quorum's own protocol and never goes back (3.9 writes it as an ordinary
+    # feature, 4.1+ in the raft layer): the suite never changes it on a running cluster.
+    for c in rest:
+        if c.get("op") != "register":
+            continue
+        if c.get("role") == "controller":
+            # A controller registration is never removed (there is no UnregisterController): the
+            # synthetic one would take part in every later feature check of the cluster.
+            return 0, "registers a controller, which a running cluster would keep for good"
+        if c.get("previous_session_alive"):
+            # Kafka's BrokerHeartbeatManager.hasValidSession is false for a fenced broker, and a
+            # synthetic broker never heartbeats: its session is never alive.
+            return 0, "needs a live broker session, which a synthetic broker (no heartbeats) never has"
+    if any(c.get("op") == "update_features" and (not c.get("validate_only") or c.get("version") == 0)
+           and any(u.get("feature") == KRAFT for u in c.get("updates", [])) for c in rest):
+        return 0, f"writes {KRAFT}, which the suite never changes on a running cluster"
     return first, None

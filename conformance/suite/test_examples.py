@@ -54,5 +54,23 @@ def test_example(request: pytest.FixtureRequest, example_id: str, kfc_target: An
     else:
         needs(example, kfc_capabilities)
     session = Session(kfc_target, example["profile"])
-    run_steps(request, session, [s["command"] for s in example["steps"][first:]], example.get("source", example["id"]),
-              example["rules"])
+    commands = [s["command"] for s in example["steps"][first:]]
+    try:
+        run_steps(request, session, commands, example.get("source", example["id"]), example["rules"])
+    finally:
+        if live is not None and {"mutate", "register"} & set(live.tiers):
+            _restore(live, commands)
+
+
+def _restore(live: Any, commands: list[dict[str, Any]]) -> None:
+    """After an example on a live cluster: unregister its synthetic brokers and put the starting
+    levels back, so that the next test starts where the run's context says the cluster is."""
+    from conformance.live.restore import restore_levels
+
+    ours = {c.get("node") for c in commands if c.get("op") == "register" and c.get("role", "broker") == "broker"}
+    for node in sorted(n for n in ours if isinstance(n, int) and n not in live.visible):
+        live.target.apply({"op": "unregister", "node": node})
+    report = restore_levels(live.target, live.start_levels, live.profile)
+    if report["not_restored"]:
+        raise AssertionError(f"live cluster: the starting levels could not be restored after the example: "
+                             f"{report['not_restored']}")

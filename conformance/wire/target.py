@@ -451,13 +451,21 @@ class KafkaTarget(Target):
 
     def _epoch(self, addr: tuple[str, int]) -> int | None:
         """FinalizedFeaturesEpoch from the node's ApiVersions (UpdateFeatures does not carry it)."""
+        got = self._finalized(addr)
+        return got[1] if got is not None else None
+
+    def _finalized(self, addr: tuple[str, int]) -> tuple[dict[str, int], int] | None:
+        """(finalized levels, FinalizedFeaturesEpoch) from the node's ApiVersions v3+."""
         hi = self.keys_of(addr).get(codec.API_VERSIONS, (0, 0))[1]
         if hi < 3:
             return None
         v = min(hi, KIO_MAX[codec.API_VERSIONS])
         resp = self.client(addr).request(_schema("request", codec.API_VERSIONS, v)(
             client_software_name="kfc", client_software_version="1"))
-        return int(resp.finalized_features_epoch) if resp.error_code == 0 else None
+        if resp.error_code != 0:
+            return None
+        return ({f.name: int(f.max_version_level) for f in resp.finalized_features},
+                int(resp.finalized_features_epoch))
 
     def _op_update_features(self, cmd: dict[str, Any]) -> dict[str, Any]:
         refused = self._not_formatted("update_features")
@@ -619,6 +627,7 @@ class KafkaTarget(Target):
         resp = self.client(addr).request(_schema("request", codec.UNREGISTER_BROKER, 0)(broker_id=node))
         if resp.error_code:
             return _err(out, codec.error_name(resp.error_code), resp.error_message)
+        self.software.pop(("broker", node), None)  # a later registration of this id is another broker
         self._invalidate()
         self.settle()
         return _ok(out)
@@ -628,16 +637,40 @@ class KafkaTarget(Target):
         watermark.  A controller answers a write once it is committed, but each node -- the controller's
         own ApiVersions included -- publishes its image a moment later, so a read right after a write
         can miss it on a real cluster.  The high watermark comes from DescribeQuorum (KIP-595); a cluster
-        that does not serve it is read as it is."""
+        that does not serve it is read as it is.
+
+        The high watermark is exclusive (the next offset), so the last committed record is hw - 1: a
+        broker's FinalizedFeaturesEpoch is its image's highest offset and reaches hw - 1, never hw.  A
+        controller's FinalizedFeaturesEpoch is the offset of the last batch that changed features
+        (Kafka's FeaturesPublisher), so it cannot show progress: once the brokers are at hw - 1, a
+        controller is waited for until its levels are theirs (its own publisher can lag the brokers'
+        under load: seen on 4.1.1, a describe right after a metadata.version upgrade still read the
+        old level).  kraft.version is left out of that comparison (a 3.9.0 controller reports none)."""
         hw = self._high_watermark()
         if hw is None:
             return
         deadline = time.monotonic() + timeout
-        pending = sorted(set(self.addresses.values()) | set(self.bootstrap))
+        brokers = {a for n, a in self.addresses.items() if n not in self.controllers}
+        pending = sorted(brokers | set(self.bootstrap))
         while pending and time.monotonic() < deadline:
-            pending = [a for a in pending if (self._epoch_or_none(a) or -1) < hw]
+            pending = [a for a in pending if (self._epoch_or_none(a) or -1) < hw - 1]
             if pending:
                 time.sleep(0.02)
+        if pending:
+            return
+        want = self._levels_or_none(self.bootstrap[0])
+        controllers = sorted({a for n, a in self.addresses.items() if n in self.controllers} - brokers)
+        while want is not None and controllers and time.monotonic() < deadline:
+            controllers = [a for a in controllers if self._levels_or_none(a) not in (None, want)]
+            if controllers:
+                time.sleep(0.02)
+
+    def _levels_or_none(self, addr: tuple[str, int]) -> dict[str, int] | None:
+        try:
+            got = self._finalized(addr)
+        except WireError:
+            return None
+        return {k: v for k, v in got[0].items() if k != "kraft.version"} if got is not None else None
 
     def _epoch_or_none(self, addr: tuple[str, int]) -> int | None:
         try:
