@@ -7,15 +7,14 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from .interrupts import Trap
 
 HYPOTHESIS_PROFILES = ("ci", "dev", "deep")
 
@@ -62,7 +61,8 @@ class ProvidedTarget:
 def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path, *, expectations: str | None = None,
                workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None,
                select: str | None = None) -> list[str]:
-    args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider",
+    # no:unraisableexception: its clean-up collects garbage five times over, seconds after a big run
+    args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "--kfc-target", target, "--kfc-profile", profile, "--hypothesis-profile", f"kfc-{hypothesis_profile}",
             "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
             "-o", "console_output_style=classic", "-rfE"]
@@ -89,69 +89,20 @@ def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, 
     args = suite_args(target, profile, hypothesis_profile, report, **options)
     plugins = [ProvidedTarget(provided, hello or provided.hello())] if provided is not None and not options.get(
         "workers") else []
-    ctrl_c = CtrlC()
-    with open(report / "pytest.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \
-            ctrl_c.armed():
-        code = pytest.main(args, plugins=plugins)
-    if code == pytest.ExitCode.INTERRUPTED or ctrl_c.pressed.is_set():
+    ctrl_c = Trap()
+    try:
+        with open(report / "pytest.log", "w") as log, contextlib.redirect_stdout(log), \
+                contextlib.redirect_stderr(log), ctrl_c.armed():
+            code = pytest.main(args, plugins=plugins)
+    except BaseException:
+        # An interrupt raised where pytest cannot describe it (code without line numbers: its
+        # reporter fails with a TypeError) is still the interrupt, not a crash to show.
+        if ctrl_c.pressed:
+            raise KeyboardInterrupt from None
+        raise
+    if code == pytest.ExitCode.INTERRUPTED or ctrl_c.pressed:
         raise KeyboardInterrupt
     return int(code)
-
-
-class CtrlC:
-    """Ctrl-C during the in-process pytest run, delivered for sure.
-
-    Python runs a signal handler wherever the main thread happens to be, inside a garbage-collector
-    callback too (Hypothesis registers one, and collections happen all the time in the stateful
-    model); a KeyboardInterrupt raised there is swallowed ("Exception ignored in gc callback") and
-    the run goes on as if nothing happened.  So, while armed, SIGINT raises KeyboardInterrupt as
-    usual except where it would be swallowed (a gc callback or a __del__ method): there it is raised
-    again 50 ms later, from a timer thread, as a fresh SIGINT."""
-
-    RETRY = 0.05
-
-    def __init__(self) -> None:
-        import threading
-
-        self.pressed = threading.Event()
-
-    def _handler(self, signum: int, frame: Any) -> None:
-        self.pressed.set()
-        if _in_unraisable_context(frame):
-            import _thread
-            import threading
-
-            timer = threading.Timer(self.RETRY, _thread.interrupt_main)  # runs this handler again
-            timer.daemon = True
-            timer.start()
-            return
-        raise KeyboardInterrupt
-
-    @contextlib.contextmanager
-    def armed(self) -> Iterator[None]:
-        # Only where Ctrl-C is Python's default (main thread, SIGINT not ignored by the parent).
-        if threading.current_thread() is not threading.main_thread() or \
-                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            yield
-            return
-        signal.signal(signal.SIGINT, self._handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _in_unraisable_context(frame: Any) -> bool:
-    """Whether an exception raised in `frame` would be swallowed: it runs in a gc callback or in a
-    __del__ method."""
-    import gc
-
-    callbacks = {getattr(getattr(cb, "__func__", cb), "__code__", None) for cb in gc.callbacks}
-    while frame is not None:
-        if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
 
 
 def run_suite_process(target: str, profile: str, hypothesis_profile: str, report: Path, **options: Any) -> int:
