@@ -21,6 +21,7 @@ from conformance.runner import (
     run_mutants,
     run_suite,
 )
+from reference_impl.data import fixtures
 
 from .._errors import interruptible
 from ._render import print_failure
@@ -109,6 +110,19 @@ def overall_verdict(suite: dict[str, Any], spark: dict[str, Any] | None) -> str:
     return "CONFORMS"
 
 
+SPARK_EXTRA = "kafka-feature-conformance[spark]"
+NO_TESTS_COLLECTED = 5  # pytest's exit code
+
+
+def _has_pyspark() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("pyspark") is not None
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        return False
+
+
 @click.command("check")
 @click.option("--target", "target", default="reference", show_default=True, help="Target spec.")
 @click.option("--profile", default=None, help="Profile to check against (default: the target's).")
@@ -130,6 +144,9 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     from conformance.expectations import ExpectationsError, load_expectations
 
     console = _console()
+    if spark and not _has_pyspark():
+        raise click.ClickException("the Spark replay that ends kfc check needs pyspark: "
+                                   f"pip install '{SPARK_EXTRA}', or pass --no-spark")
     if expectations:
         try:
             load_expectations(expectations)  # a bad file is one line here, before anything runs
@@ -148,6 +165,8 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
             code = run_suite(target, prof, hypothesis_profile, out, provided=made, hello=hello,
                              expectations=expectations, workers=workers, exitfirst=exitfirst, select=select)
         summary = load_summary(out)
+        if summary is None and select and code == NO_TESTS_COLLECTED:
+            raise click.ClickException(f"no test matched -k {select!r}")
         if summary is None:
             tail = (out / "pytest.log").read_text().splitlines()[-15:]
             console.print("\n".join(tail), markup=False)
@@ -263,8 +282,6 @@ def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, m
                 capabilities: frozenset[str]) -> dict[str, Any]:
     """Replay the profile's bundled corpus (fixtures/corpus) with Spark; its divergences join the
     suite's Allure results (one report shows both) and are shrunk to a repro on the driver."""
-    from importlib import resources
-
     from conformance.allure_results import ENVIRONMENT_FILE, write_environment
     from conformance.replay import shrink_failures
     from reference_impl import OPS
@@ -274,14 +291,15 @@ def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, m
     missing = sorted(set(OPS) - capabilities)
     if missing:
         return {"skipped": f"the target lacks op(s) {', '.join(missing)} used by the bundled corpus"}
-    corpus = resources.files("fixtures") / "corpus" / f"bundled-{profile}.parquet"
+    corpus = fixtures() / "corpus" / f"bundled-{profile}.parquet"
     if not corpus.is_file():
         return {"skipped": f"no bundled corpus for {profile}"}
     try:
         from spark_checks.replay_job import replay as spark_replay
         from spark_checks.session import SparkJobError
     except ImportError as e:
-        raise click.ClickException(f"the Spark replay needs pyspark ({e}); pass --no-spark to skip it") from None
+        raise click.ClickException(f"the Spark replay needs pyspark ({e}): pip install '{SPARK_EXTRA}', "
+                                   "or pass --no-spark") from None
     with console.status(f"replaying the bundled corpus ({profile}) with Spark {master} …"):
         try:
             s = spark_replay(str(corpus), target, out / "spark", master=master, k_allure=20, progress=False)

@@ -52,7 +52,8 @@ def checks() -> list[dict[str, Any]]:
     row("java (Spark replay)", f"{jv} ({java})" if jv else None, java_ok,
         "install a Java 17 or 21 runtime (e.g. `apt-get install openjdk-17-jre-headless`), or run "
         "`kfc check --no-spark`", required=False)
-    row("pyspark", _version("pyspark"), _version("pyspark") is not None, "pip install pyspark", required=False)
+    row("pyspark", _version("pyspark"), _version("pyspark") is not None,
+        "pip install 'kafka-feature-conformance[spark]'", required=False)
     node = shutil.which("node")
     nv = _run([node, "--version"]) if node else None
     try:
