@@ -14,7 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from pluggy import HookimplMarker
+
 from .interrupts import Trap
+
+pytest_hookimpl = HookimplMarker("pytest")
 
 HYPOTHESIS_PROFILES = ("ci", "dev", "deep")
 
@@ -44,6 +48,23 @@ def open_target(target_spec: str, profile: str | None) -> tuple[Any, str, dict[s
     except InputError as e:
         target.close()
         raise RunError(str(e)) from None
+
+
+class QuickInterrupt:
+    """pytest plugin: on Ctrl-C, pytest's terminal reporter renders the interrupt's whole traceback,
+    with each frame's source parsed (seconds for a deep Hypothesis stack, and a crash on a frame
+    without line numbers).  `kfc check` says "interrupted" instead: that rendering is skipped."""
+
+    @staticmethod
+    def _skip(excinfo: Any) -> None:
+        return None
+
+    @pytest_hookimpl(trylast=True)
+    def pytest_configure(self, config: Any) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        for impl in config.pluginmanager.hook.pytest_keyboard_interrupt.get_hookimpls():
+            if impl.plugin is reporter:
+                impl.function = self._skip
 
 
 class ProvidedTarget:
@@ -87,8 +108,9 @@ def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, 
         shutil.rmtree(report)
     report.mkdir(parents=True)
     args = suite_args(target, profile, hypothesis_profile, report, **options)
-    plugins = [ProvidedTarget(provided, hello or provided.hello())] if provided is not None and not options.get(
-        "workers") else []
+    plugins: list[Any] = [QuickInterrupt()]
+    if provided is not None and not options.get("workers"):
+        plugins.append(ProvidedTarget(provided, hello or provided.hello()))
     ctrl_c = Trap()
     try:
         with open(report / "pytest.log", "w") as log, contextlib.redirect_stdout(log), \
