@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,42 @@ class QuickInterrupt:
                 impl.function = self._skip
 
 
+class Progress:
+    """pytest plugin counting the run for a progress line: tests done of the total, the part running
+    (examples, stateful model, regressions, live tiers), seconds since the start."""
+
+    def __init__(self, on_change: Callable[[Progress], None]):
+        self.on_change = on_change
+        self.start = time.monotonic()
+        self.total = 0
+        self.done = 0
+        self.part = "collecting"
+
+    def line(self) -> str:
+        counted = f"{self.done}/{self.total} tests" if self.total else "collecting tests"
+        return f"{counted}, {self.part}, {time.monotonic() - self.start:.0f} s"
+
+    @pytest_hookimpl
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.total = len(session.items)
+        self.on_change(self)
+
+    @pytest_hookimpl
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
+        self.part = PARTS.get(module, module)
+        self.on_change(self)
+
+    @pytest_hookimpl
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.done += 1
+        self.on_change(self)
+
+
+PARTS = {"examples": "example tables", "stateful": "stateful model", "regressions": "regressions",
+         "live": "live tiers"}
+
+
 class ProvidedTarget:
     """pytest plugin handing the suite a target made by the caller (no second construction)."""
 
@@ -99,9 +136,11 @@ def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path,
 
 
 def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, *, provided: Any = None,
-              hello: dict[str, Any] | None = None, **options: Any) -> int:
+              hello: dict[str, Any] | None = None, progress: Callable[[Progress], None] | None = None,
+              **options: Any) -> int:
     """Run the suite with pytest in this process (a `provided` target object is used as it is, except
-    under xdist, whose workers make their own); pytest's output goes to report/pytest.log."""
+    under xdist, whose workers make their own); pytest's output goes to report/pytest.log;
+    `progress` is called as tests start and end."""
     import pytest
 
     if report.exists():
@@ -109,6 +148,8 @@ def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, 
     report.mkdir(parents=True)
     args = suite_args(target, profile, hypothesis_profile, report, **options)
     plugins: list[Any] = [QuickInterrupt()]
+    if progress is not None:
+        plugins.append(Progress(progress))
     if provided is not None and not options.get("workers"):
         plugins.append(ProvidedTarget(provided, hello or provided.hello()))
     ctrl_c = Trap()

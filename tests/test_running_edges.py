@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -147,3 +148,63 @@ def test_go_test_output_is_quiet(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout[-3000:]
     assert "1 passed, 1 xfailed" in run.stdout, run.stdout
     assert "DeprecationWarning" not in run.stdout and "XFAIL" not in run.stdout, run.stdout
+
+
+def _run_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
+    """Run `kfc ARGS` with stdout and stderr on a pseudo-terminal; (exit code, everything it wrote)."""
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    env = {**_env(), "COLUMNS": "200", "LINES": "40", "TERM": "xterm"}
+    proc = subprocess.Popen([*KFC, *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower, cwd=cwd, env=env)
+    os.close(follower)
+    chunks = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the child closed its side
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    os.close(leader)
+    return proc.wait(timeout=60), b"".join(chunks).decode(errors="replace")
+
+
+PROGRESS = re.compile(r"\d+/\d+ tests, regressions, \d+ s")
+
+
+def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    args = ["check", "--no-spark", "--report", "r", "-k", "test_regressions"]
+    code, shown = _run_on_a_terminal(args, tmp_path)
+    assert code == 0, shown[-3000:]
+    assert PROGRESS.search(shown), shown[-3000:]
+    piped = subprocess.run([*KFC, *args], capture_output=True, text=True, cwd=tmp_path, env=_env(), timeout=300,
+                           check=False)
+    assert piped.returncode == 0, piped.stdout[-3000:]
+    assert not PROGRESS.search(piped.stdout + piped.stderr) and "\x1b" not in piped.stdout, piped.stdout
+
+
+def test_the_summary_lists_rules_not_covered_and_skips_by_reason() -> None:
+    from kfc.commands.check import skipped_lines, uncovered_lines
+    from reference_impl.rules import RULES
+
+    kip584 = sorted(r for r, rule in RULES.items() if rule.kip == "KIP-584")
+    ran, skipped, absent = kip584[0], kip584[1], kip584[2:]
+    tests = [{"status": "passed", "rules": [ran]},
+             {"status": "skipped", "rules": [skipped], "summary": "Skipped: target lacks op(s) register"},
+             {"status": "skipped", "rules": [], "summary": "Skipped: target lacks op(s) register"},
+             {"status": "skipped", "rules": [], "summary": "Skipped: not in this profile"}]
+    lines = uncovered_lines(tests, {ran}, {"KIP-584"})
+    assert lines[0] == f"rules not covered: {len(kip584) - 1} of {len(kip584)}"
+    assert f"  skipped: target lacks op(s) register: {skipped}" in lines
+    listed = {r for line in lines[1:] for r in line.split(": ")[-1].split(", ")}
+    assert listed == {skipped, *absent}
+    assert skipped_lines(tests) == ["skipped: 3 test(s), by reason", "      2  target lacks op(s) register",
+                                    "      1  not in this profile"]
