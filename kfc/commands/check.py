@@ -79,7 +79,7 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
     if cov:
         console.print(f"stateful coverage: {len(cov.get('ops', {}))} ops, {len(cov.get('errors', {}))} outcome codes, "
                       f"{len(cov.get('rules', {}))} rule ids, {len(cov.get('states', {}))} state families reached "
-                      "(docs/matrices.md)")
+                      "(what each profile reaches: docs/matrices.md in the kafka-feature-conformance repository)")
     if any(t.get("tier") for t in tests):
         console.print("tests executed per tier:", markup=False)
         print_tiers(console, tests)
