@@ -123,7 +123,10 @@ def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path,
     args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "--kfc-target", target, "--kfc-profile", profile, "--hypothesis-profile", f"kfc-{hypothesis_profile}",
             "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
-            "-o", "console_output_style=classic", "-rfE"]
+            "-o", "console_output_style=classic", "-rfE",
+            # kfc has imported conformance before pytest starts; pytest (editable installs) would warn
+            # that it cannot rewrite the plugin's asserts, which it does not need
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if expectations:
         args += ["--kfc-expectations", expectations]
     if workers:
