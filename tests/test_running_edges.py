@@ -208,3 +208,15 @@ def test_the_summary_lists_rules_not_covered_and_skips_by_reason() -> None:
     assert listed == {skipped, *absent}
     assert skipped_lines(tests) == ["skipped: 3 test(s), by reason", "      2  target lacks op(s) register",
                                     "      1  not in this profile"]
+
+
+def test_check_without_pyspark_says_how_to_get_it(tmp_path: Path) -> None:
+    # pyspark blocked as if absent (the core install of the wheel: tests/test_wheel.py checks it for real)
+    code = ("import sys; sys.modules['pyspark'] = None; sys.argv = ['kfc', 'check', '--report', 'r']; "
+            "from kfc.cli import main; main()")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=_env(),
+                         timeout=120, check=False)
+    assert run.returncode == 1 and run.stdout == "", run.stdout
+    assert run.stderr == ("error: the Spark replay that ends kfc check needs pyspark: "
+                          "pip install 'kafka-feature-conformance[spark]', or pass --no-spark\n"), run.stderr
+    assert not (tmp_path / "r").exists()
