@@ -12,7 +12,6 @@ from reference_impl import InputError
 
 from .._errors import interruptible
 
-
 SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", "": "parquet"}
 
 
