@@ -12,8 +12,13 @@ PACKAGE = "reference_impl.fixtures"  # in a wheel (and an editable install): the
 
 
 def fixtures() -> Traversable:
-    """The fixtures folder: the installed `reference_impl/fixtures`, else the checkout's `fixtures/`."""
-    try:
-        return resources.files(PACKAGE)
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parent.parent / "fixtures"
+    """The fixtures folder: the installed `reference_impl/fixtures`; in a checkout (run from it or
+    installed editable) its own `fixtures/`, not another checkout's an editable finder may map;
+    else (a zip shipped to Spark executors) the package, through importlib.resources."""
+    here = Path(__file__).resolve().parent
+    if (here / "fixtures" / "catalogs").is_dir():
+        return here / "fixtures"
+    checkout = here.parent / "fixtures"
+    if (checkout / "catalogs").is_dir():
+        return checkout
+    return resources.files(PACKAGE)
