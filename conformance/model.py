@@ -11,10 +11,11 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Literal, TypedDict
 
 import fastjsonschema
+
+from reference_impl.data import fixtures
 
 Command = dict[str, Any]  # {"op": …, op-specific fields}; per-op schema: fixtures/schema/command.schema.json
 
@@ -69,7 +70,7 @@ class ModelError(ValueError):
 # -- schemas ---------------------------------------------------------------------------------------
 
 def _schema_file(name: str) -> dict[str, Any]:
-    return json.loads((resources.files("fixtures") / "schema" / name).read_text())  # type: ignore[no-any-return]
+    return json.loads((fixtures() / "schema" / name).read_text())  # type: ignore[no-any-return]
 
 
 def _inline(node: Any, here: dict[str, Any], cache: dict[str, dict[str, Any]]) -> Any:

@@ -165,6 +165,8 @@ def _kfc_allure_labels(request: pytest.FixtureRequest) -> None:
     rules = [r for m in request.node.iter_markers("kfc_rule") for r in m.args]
     if not rules:
         return
+    # Recorded before the test body: a test skipped there still says which rules it would check.
+    request.node.user_properties.append(("kfc_rules", rules))
     try:
         import allure
     except ImportError:

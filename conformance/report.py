@@ -167,7 +167,7 @@ def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool
     out.parent.mkdir(parents=True, exist_ok=True)
     # Allure neither cleans its output directory nor copes with unrelated sub-directories in it
     # (it "flattens" a lone one), so render into a fresh sibling and swap it in.
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    tmp = fresh_sibling(out)
     try:
         cmd = [str(binary), "generate", "--config", str(config), "--output", str(tmp), str(results)]
         try:
@@ -194,3 +194,13 @@ def build_report(results_dir: Path | str, out_dir: Path | str, single_file: bool
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return out / "index.html"
+
+
+def fresh_sibling(out: Path) -> Path:
+    """An empty directory beside `out`, to become it: with the permissions the umask gives a new
+    directory (mkdtemp's are 0700, and a report is for others to read too)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)
+    return tmp

@@ -7,15 +7,19 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from pluggy import HookimplMarker
+
+from .interrupts import Trap
+
+pytest_hookimpl = HookimplMarker("pytest")
 
 HYPOTHESIS_PROFILES = ("ci", "dev", "deep")
 
@@ -47,6 +51,59 @@ def open_target(target_spec: str, profile: str | None) -> tuple[Any, str, dict[s
         raise RunError(str(e)) from None
 
 
+class QuickInterrupt:
+    """pytest plugin: on Ctrl-C, pytest's terminal reporter renders the interrupt's whole traceback,
+    with each frame's source parsed (seconds for a deep Hypothesis stack, and a crash on a frame
+    without line numbers).  `kfc check` says "interrupted" instead: that rendering is skipped."""
+
+    @staticmethod
+    def _skip(excinfo: Any) -> None:
+        return None
+
+    @pytest_hookimpl(trylast=True)
+    def pytest_configure(self, config: Any) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        for impl in config.pluginmanager.hook.pytest_keyboard_interrupt.get_hookimpls():
+            if impl.plugin is reporter:
+                impl.function = self._skip
+
+
+class Progress:
+    """pytest plugin counting the run for a progress line: tests done of the total, the part running
+    (examples, stateful model, regressions, live tiers), seconds since the start."""
+
+    def __init__(self, on_change: Callable[[Progress], None]):
+        self.on_change = on_change
+        self.start = time.monotonic()
+        self.total = 0
+        self.done = 0
+        self.part = "collecting"
+
+    def line(self) -> str:
+        counted = f"{self.done}/{self.total} tests" if self.total else "collecting tests"
+        return f"{counted}, {self.part}, {time.monotonic() - self.start:.0f} s"
+
+    @pytest_hookimpl
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.total = len(session.items)
+        self.on_change(self)
+
+    @pytest_hookimpl
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_")
+        self.part = PARTS.get(module, module)
+        self.on_change(self)
+
+    @pytest_hookimpl
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.done += 1
+        self.on_change(self)
+
+
+PARTS = {"examples": "example tables", "stateful": "stateful model", "regressions": "regressions",
+         "live": "live tiers"}
+
+
 class ProvidedTarget:
     """pytest plugin handing the suite a target made by the caller (no second construction)."""
 
@@ -62,10 +119,14 @@ class ProvidedTarget:
 def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path, *, expectations: str | None = None,
                workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None,
                select: str | None = None) -> list[str]:
-    args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider",
+    # no:unraisableexception: its clean-up collects garbage five times over, seconds after a big run
+    args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "--kfc-target", target, "--kfc-profile", profile, "--hypothesis-profile", f"kfc-{hypothesis_profile}",
             "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
-            "-o", "console_output_style=classic", "-rfE"]
+            "-o", "console_output_style=classic", "-rfE",
+            # kfc has imported conformance before pytest starts; pytest (editable installs) would warn
+            # that it cannot rewrite the plugin's asserts, which it does not need
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if expectations:
         args += ["--kfc-expectations", expectations]
     if workers:
@@ -78,80 +139,36 @@ def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path,
 
 
 def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, *, provided: Any = None,
-              hello: dict[str, Any] | None = None, **options: Any) -> int:
+              hello: dict[str, Any] | None = None, progress: Callable[[Progress], None] | None = None,
+              **options: Any) -> int:
     """Run the suite with pytest in this process (a `provided` target object is used as it is, except
-    under xdist, whose workers make their own); pytest's output goes to report/pytest.log."""
+    under xdist, whose workers make their own); pytest's output goes to report/pytest.log;
+    `progress` is called as tests start and end."""
     import pytest
 
     if report.exists():
         shutil.rmtree(report)
     report.mkdir(parents=True)
     args = suite_args(target, profile, hypothesis_profile, report, **options)
-    plugins = [ProvidedTarget(provided, hello or provided.hello())] if provided is not None and not options.get(
-        "workers") else []
-    ctrl_c = CtrlC()
-    with open(report / "pytest.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \
-            ctrl_c.armed():
-        code = pytest.main(args, plugins=plugins)
-    if code == pytest.ExitCode.INTERRUPTED or ctrl_c.pressed.is_set():
+    plugins: list[Any] = [QuickInterrupt()]
+    if progress is not None:
+        plugins.append(Progress(progress))
+    if provided is not None and not options.get("workers"):
+        plugins.append(ProvidedTarget(provided, hello or provided.hello()))
+    ctrl_c = Trap()
+    try:
+        with open(report / "pytest.log", "w") as log, contextlib.redirect_stdout(log), \
+                contextlib.redirect_stderr(log), ctrl_c.armed():
+            code = pytest.main(args, plugins=plugins)
+    except BaseException:
+        # An interrupt raised where pytest cannot describe it (code without line numbers: its
+        # reporter fails with a TypeError) is still the interrupt, not a crash to show.
+        if ctrl_c.pressed:
+            raise KeyboardInterrupt from None
+        raise
+    if code == pytest.ExitCode.INTERRUPTED or ctrl_c.pressed:
         raise KeyboardInterrupt
     return int(code)
-
-
-class CtrlC:
-    """Ctrl-C during the in-process pytest run, delivered for sure.
-
-    Python runs a signal handler wherever the main thread happens to be, inside a garbage-collector
-    callback too (Hypothesis registers one, and collections happen all the time in the stateful
-    model); a KeyboardInterrupt raised there is swallowed ("Exception ignored in gc callback") and
-    the run goes on as if nothing happened.  So, while armed, SIGINT raises KeyboardInterrupt as
-    usual except where it would be swallowed (a gc callback or a __del__ method): there it is raised
-    again 50 ms later, from a timer thread, as a fresh SIGINT."""
-
-    RETRY = 0.05
-
-    def __init__(self) -> None:
-        import threading
-
-        self.pressed = threading.Event()
-
-    def _handler(self, signum: int, frame: Any) -> None:
-        self.pressed.set()
-        if _in_unraisable_context(frame):
-            import _thread
-            import threading
-
-            timer = threading.Timer(self.RETRY, _thread.interrupt_main)  # runs this handler again
-            timer.daemon = True
-            timer.start()
-            return
-        raise KeyboardInterrupt
-
-    @contextlib.contextmanager
-    def armed(self) -> Iterator[None]:
-        # Only where Ctrl-C is Python's default (main thread, SIGINT not ignored by the parent).
-        if threading.current_thread() is not threading.main_thread() or \
-                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            yield
-            return
-        signal.signal(signal.SIGINT, self._handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def _in_unraisable_context(frame: Any) -> bool:
-    """Whether an exception raised in `frame` would be swallowed: it runs in a gc callback or in a
-    __del__ method."""
-    import gc
-
-    callbacks = {getattr(getattr(cb, "__func__", cb), "__code__", None) for cb in gc.callbacks}
-    while frame is not None:
-        if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
 
 
 def run_suite_process(target: str, profile: str, hypothesis_profile: str, report: Path, **options: Any) -> int:

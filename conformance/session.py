@@ -86,8 +86,10 @@ class Session:
         self.coverage.states.update(families.observe(command, result.expected, self.reference, before))
         if self._allure is not None:
             got = result.actual.get("error") if result.actual else "TARGET_ERROR"
+            # Raised inside the step: Allure marks the diverging step failed, not passed.
             with self._allure.step(f"{result.op} -> {got}" + ("" if result.ok else " (DIVERGES)")):
-                pass
+                if not result.ok:
+                    raise Divergence(result)
         if not result.ok:
             raise Divergence(result)
         assert result.actual is not None

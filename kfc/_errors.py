@@ -3,7 +3,10 @@ Ctrl-C is one line, "interrupted", and exit code 130."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
@@ -30,10 +33,20 @@ def interruptible(f: F) -> F:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from conformance.interrupts import Trap
+
+        trap = Trap()  # the handler takes no locks; an interrupt a gc callback would swallow comes again
         try:
-            return f(*args, **kwargs)
+            with trap.armed():
+                return f(*args, **kwargs)
         except KeyboardInterrupt:
             raise Interrupted() from None
+        except BaseException:
+            # Whatever an interrupt turned into on its way up (pytest's reporter failing on it, a Spark
+            # job failing because its JVM was killed) is still the interrupt.
+            if trap.pressed:
+                raise Interrupted() from None
+            raise
 
     return wrapper  # type: ignore[return-value]
 
@@ -46,6 +59,10 @@ def _interrupted() -> NoReturn:
 
 def run_one_line(command: Any, *args: Any, **kwargs: Any) -> None:
     kwargs["standalone_mode"] = False
+    from . import PROGRAM, _interrupted_at_once
+
+    if signal.getsignal(signal.SIGINT) is _interrupted_at_once:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # started: interrupts are the command's
     try:
         rv = command.main(*args, **kwargs)
     except Interrupted:
@@ -63,4 +80,18 @@ def run_one_line(command: Any, *args: Any, **kwargs: Any) -> None:
         # Bad input that reached the reference (a broken profile file, …): one line, not a traceback.
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
+    finally:
+        if PROGRAM:
+            _ending()
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _ending() -> None:
+    """The command has ended (its exit code is on its way): a Ctrl-C from here on is one line and 130
+    at once, and the interpreter's last garbage collection does not walk what the run built (frozen
+    objects are not collected; that collection took seconds after a suite run)."""
+    from . import _interrupted_at_once
+
+    gc.freeze()
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGINT, _interrupted_at_once)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from ._errors import InputError
+from .data import fixtures
 
 MV = "metadata.version"
 KRAFT = "kraft.version"
@@ -167,14 +167,14 @@ def _build(raw: dict[str, Any]) -> Profile:
 
 
 def _catalog_dir() -> Any:
-    return resources.files("fixtures") / "catalogs"
+    return fixtures() / "catalogs"
 
 
 @functools.cache
 def _validator() -> Any:
     import jsonschema  # deferred: only needed the first time a profile loads
 
-    schema = json.loads((resources.files("fixtures") / "schema" / "profile.schema.json").read_text())
+    schema = json.loads((fixtures() / "schema" / "profile.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
 
 

@@ -15,11 +15,11 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from importlib import resources
 from typing import Any
 
 import fastjsonschema
 
+from .data import fixtures
 from .fastcheck import compile_check
 
 _DRAFT4 = "http://json-schema.org/draft-04/schema#"
@@ -29,7 +29,7 @@ _UPDATE_ITEM = re.compile(r"^updates\[(\d+)\](?:\.feature|\.level)?$")
 @functools.cache
 def document() -> dict[str, Any]:
     """The command schema, as JSON data."""
-    return json.loads((resources.files("fixtures") / "schema" / "command.schema.json").read_text())
+    return json.loads((fixtures() / "schema" / "command.schema.json").read_text())
 
 
 def _no_remote(uri: str) -> Any:

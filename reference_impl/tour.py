@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
 from .api import Cluster
+from .data import fixtures
 
 
 def _subst(obj: Any, profile: str) -> Any:
@@ -49,7 +49,7 @@ def _mismatch(expect: dict[str, Any], out: dict[str, Any], profile: str) -> list
 def run_tour(echo: Any) -> int:
     """Print one line per step and profile; return the number of mismatches."""
     failures = 0
-    tour_dir = resources.files("fixtures") / "tour"
+    tour_dir = fixtures() / "tour"
     for path in sorted(tour_dir.iterdir(), key=lambda p: p.name):
         if not path.name.endswith(".json"):
             continue

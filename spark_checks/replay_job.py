@@ -270,6 +270,8 @@ def replay(corpus: str | Path, target_spec: str, out_dir: str | Path, master: st
     if not corpus_p.exists():
         raise SparkJobError(f"{corpus}: no such corpus file or directory")
     plan = plan_input(corpus_p)
+    if plan.rows == 0:  # said at once, not after Spark's start
+        raise SparkJobError(f"{corpus}: the corpus holds no traces: NOTHING CHECKED")
     _check_target(target_spec)
     out.mkdir(parents=True, exist_ok=True)
     allure = Path(allure_dir) if allure_dir is not None else out / "allure-results"

@@ -4,8 +4,9 @@ and a stop that always cleans up -- also on Ctrl-C or SIGTERM.
     with SparkRun("local[2]") as run:
         run.sc.parallelize(...)
 
-While a run is up, SIGINT and SIGTERM SIGKILL every process it started (the py4j gateway JVM,
-spark-submit's launcher, Python workers and whatever they spawned) and raise KeyboardInterrupt;
+While a run is up, SIGINT and SIGTERM raise KeyboardInterrupt and, on a watcher thread (a signal
+handler takes no locks: conformance.interrupts), SIGKILL every process it started (the py4j gateway
+JVM, spark-submit's launcher, Python workers and whatever they spawned);
 `stop()` then removes the run's scratch directory.  The processes are found by a per-run token in
 their environment, so a child whose Popen object was lost (Ctrl-C inside pyspark's gateway launch)
 is found too.  Killing first matters: pyspark's own cleanup calls into the JVM and can block.
@@ -26,11 +27,13 @@ import time
 import uuid
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Self
 
-PACKAGES = ("reference_impl", "conformance", "spark_checks", "fixtures")
+from conformance.interrupts import Trap
+
+PACKAGES = ("reference_impl", "conformance", "spark_checks")  # reference_impl first: the data goes in it
 RUN_TOKEN_ENV = "KFC_SPARK_RUN"  # inherited by every process the run launches
 GRACEFUL_STOP_SECONDS = 10.0  # spark.stop() and the JVM's exit, at the end of a normal run
 KILL_SECONDS = 1.5  # SIGKILLed processes are gone well within this
@@ -108,20 +111,25 @@ def check_master(master: str, timeout: float = 5.0) -> None:
 # -- shipping the code -----------------------------------------------------------------------------
 
 def code_zip(dest: Path) -> Path:
-    """The project's packages (with fixtures' JSON) as one zip for executors' sys.path.  Compiled
+    """The project's packages (with the fixtures data, as reference_impl/fixtures) as one zip for executors' sys.path.  Compiled
     .pyc files go in beside the sources: zipimport cannot cache bytecode, so without them every new
     Python worker would recompile the whole project."""
     import importlib
     import py_compile
 
+    from reference_impl.data import fixtures
+
+    sources = [(Path(importlib.import_module(name).__file__ or "").resolve().parent, Path(name)) for name in PACKAGES]
+    data = Path(str(fixtures())).resolve()
+    if not data.is_relative_to(sources[0][0]):  # a checkout: the fixtures folder goes where a wheel has it
+        sources.append((data, Path("reference_impl") / "fixtures"))
     dest.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
-        for name in PACKAGES:
-            pkg = Path(importlib.import_module(name).__file__ or "").resolve().parent
+        for pkg, prefix in sources:
             for f in sorted(pkg.rglob("*")):
                 if not f.is_file() or "__pycache__" in f.parts or f.suffix in (".pyc", ".pyo"):
                     continue
-                arc = Path(name) / f.relative_to(pkg)
+                arc = prefix / f.relative_to(pkg)
                 z.write(f, arc)
                 if f.suffix == ".py":
                     pyc = dest.parent / "pyc" / arc.with_suffix(".pyc")
@@ -182,6 +190,58 @@ def _silence_pyspark_noise() -> None:
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"pyspark\.")
 
 
+@contextlib.contextmanager
+def _without_pyspark_sigint_handler() -> Iterator[None]:
+    """SparkContext's constructor installs a SIGINT handler that calls into the JVM (py4j's locks):
+    ours stays in place instead.  (pyspark's own module attribute; left alone if it moved.)"""
+    import importlib
+
+    module = None
+    for name in ("pyspark.core.context", "pyspark.context"):
+        with contextlib.suppress(ImportError):
+            module = importlib.import_module(name)
+            break
+    if module is None or getattr(module, "signal", None) is not signal:
+        yield
+        return
+
+    class _KeepOurs:
+        SIGINT = signal.SIGINT
+
+        @staticmethod
+        def signal(signum: int, handler: Any) -> Any:
+            return signal.getsignal(signum)
+
+    module.signal = _KeepOurs  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        module.signal = signal  # type: ignore[attr-defined]
+
+
+class _Py4JNoiseOnInterrupt(logging.Filter):
+    """py4j logs a KeyboardInterrupt in a call to the JVM (and each call to the JVM the watcher has
+    killed) with a traceback, through the root logger: dropped once the run is interrupted.  In
+    place from the start, since the main thread meets the interrupt before the watcher's kill."""
+
+    LOGGERS = ("", "py4j.java_gateway", "py4j.clientserver")
+
+    def __init__(self, interrupted: Callable[[], bool]):
+        super().__init__()
+        self.interrupted = interrupted
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (self.interrupted() and f"{os.sep}py4j{os.sep}" in record.pathname)
+
+    def install(self) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def remove(self) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).removeFilter(self)
+
+
 # -- the session -----------------------------------------------------------------------------------
 
 _LOG4J = """\
@@ -218,11 +278,12 @@ class SparkRun:
         self.run_dir: Path | None = None
         self.start_seconds = 0.0
         self._saved_env: dict[str, str | None] = {}
-        self._saved_handlers: dict[int, Any] = {}
+        self._py4j_noise = _Py4JNoiseOnInterrupt(lambda: self.interrupted)
+        self._trap = Trap(_SIGNALS, on_signal=self._killed_by_signal, over_any_handler=True,
+                          once=True)
         self._token: str | None = None
         self._launched = False  # this run started (or was starting) pyspark's gateway
-        self._interrupted = False
-        self._stopping = False
+        self._interrupted = False  # a KeyboardInterrupt (or a signal) stopped the run
 
     def _setenv(self, key: str, value: str, only_if_unset: bool = False) -> None:
         if only_if_unset and os.environ.get(key):
@@ -253,7 +314,8 @@ class SparkRun:
         self._interrupted = False
         self.run_dir = Path(tempfile.mkdtemp(prefix="kfc-spark-"))
         try:
-            self._trap_signals()
+            self._trap.arm()
+            self._py4j_noise.install()
             with self.interrupt_guard():
                 self._start(submitted)
         except BaseException:
@@ -314,15 +376,14 @@ class SparkRun:
             spark_conf.set(k, v)
         self._launched = True
         try:
-            # The context first, on its own: its constructor installs pyspark's SIGINT handler
-            # (which calls into the JVM); ours goes back on right after.
-            sc = SparkContext.getOrCreate(spark_conf)
+            with _without_pyspark_sigint_handler():
+                sc = SparkContext.getOrCreate(spark_conf)
         except Exception as e:  # noqa: BLE001 - Py4J/PySpark raise many kinds; all mean "no session"
             raise SparkJobError(f"could not start Spark ({self.master}): {one_line(e)}") from None
         finally:
             self._restore("TMPDIR")
             self._restore(RUN_TOKEN_ENV)
-        self._trap_signals()
+        self._silence_accumulator_server(sc)
         self.spark = SparkSession.builder.getOrCreate()
         sc.setLogLevel("ERROR")
         self.master = str(sc.master)
@@ -332,7 +393,7 @@ class SparkRun:
     @property
     def interrupted(self) -> bool:
         """A signal (or a KeyboardInterrupt) stopped this run."""
-        return self._interrupted
+        return self._interrupted or self._trap.pressed
 
     @contextlib.contextmanager
     def interrupt_guard(self) -> Iterator[None]:
@@ -341,7 +402,7 @@ class SparkRun:
         try:
             yield
         except Exception:
-            if self._interrupted:
+            if self.interrupted:
                 raise KeyboardInterrupt from None
             raise
 
@@ -368,26 +429,24 @@ class SparkRun:
 
     # -- signals and processes ---------------------------------------------------------------------
 
-    def _trap_signals(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return  # signal handlers can only be set from the main thread
-        for sig in _SIGNALS:
-            previous = signal.signal(sig, self._on_signal)
-            self._saved_handlers.setdefault(sig, previous)  # the handler from before start()
-
-    def _restore_signals(self) -> None:
-        for sig, handler in self._saved_handlers.items():
-            with contextlib.suppress(ValueError, TypeError):  # not the main thread / a C handler
-                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-        self._saved_handlers.clear()
-
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        first = not self._interrupted
-        self._interrupted = True
-        if self._stopping or not first:
-            return  # stop() is cleaning up; it raises KeyboardInterrupt once done
+    def _killed_by_signal(self) -> None:
+        """On the trap's watcher thread, once a signal came: kill first (pyspark's own cleanup calls
+        into the JVM and can block), the main thread unwinds meanwhile."""
         self.kill(quiet=True)
-        raise KeyboardInterrupt
+
+    def _silence_accumulator_server(self, sc: Any) -> None:
+        """pyspark's accumulator server prints an EOFError traceback when the JVM it serves dies; after
+        an interrupt that is no news."""
+        server = getattr(sc, "_accumulatorServer", None)
+        if server is None:
+            return
+        report = server.handle_error
+
+        def handle_error(request: Any, client_address: Any) -> None:
+            if not self.interrupted:
+                report(request, client_address)
+
+        server.handle_error = handle_error
 
     def kill(self, quiet: bool = True) -> None:
         """SIGKILL every process this run launched and wait until they are gone (no call into the JVM).
@@ -433,18 +492,20 @@ class SparkRun:
         """Stop Spark and remove the scratch directory.  Interrupted (a signal, or a KeyboardInterrupt on
         its way up): kill, do not ask.  Otherwise spark.stop() gets GRACEFUL_STOP_SECONDS before the
         JVM is killed.  A signal during stop() kills at once and is raised when the cleanup is done."""
-        was_interrupted = self._interrupted or isinstance(sys.exc_info()[1], KeyboardInterrupt)
+        was_interrupted = self.interrupted or isinstance(sys.exc_info()[1], KeyboardInterrupt)
         self._interrupted = was_interrupted
         stopped = True
         try:
             if self.spark is not None and not self._interrupted:
                 stopped = self._stop_gracefully()
         except KeyboardInterrupt:
-            pass  # _on_signal killed the run
-        self._stopping = True
+            self._interrupted = True  # a signal: the trap's watcher is killing the run
         try:
-            # Whatever is left: workers of a dead JVM, a JVM that would not stop, a cut-short launch.
-            self.kill(quiet=self._interrupted or not stopped)
+            with self._trap.holding():
+                if self._trap.pressed:
+                    self._trap.wait_for_work(KILL_SECONDS + 0.5)
+                # Whatever is left: workers of a dead JVM, a JVM that would not stop, a cut-short launch.
+                self.kill(quiet=self.interrupted or not stopped)
             if self._launched:
                 self._forget_pyspark()
             for key in list(self._saved_env):
@@ -453,11 +514,11 @@ class SparkRun:
                 shutil.rmtree(self.run_dir, ignore_errors=True)
                 self.run_dir = None
         finally:
-            self._restore_signals()
-            self._stopping = False
+            self._trap.disarm()
+            self._py4j_noise.remove()
             self._token = None
             self._launched = False
-        if self._interrupted and not was_interrupted:
+        if self.interrupted and not was_interrupted:
             raise KeyboardInterrupt
 
     def _stop_gracefully(self) -> bool:
@@ -482,7 +543,7 @@ class SparkRun:
 
         t = threading.Thread(target=work, name="kfc-spark-stop", daemon=True)
         t.start()
-        t.join(GRACEFUL_STOP_SECONDS)  # a signal here runs _on_signal: kill, KeyboardInterrupt
+        t.join(GRACEFUL_STOP_SECONDS)  # a signal here: KeyboardInterrupt, and the watcher kills
         return not t.is_alive()
 
     def _forget_pyspark(self) -> None:

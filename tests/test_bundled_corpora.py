@@ -3,13 +3,12 @@ change that would leave them stale fails here (regenerate: python scripts/bundle
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
 
 from conformance.corpus import dumps, iter_bodies
 from conformance.generate import generate_one
 from reference_impl import profile_names
+from reference_impl.data import fixtures
 from scripts.bundle_corpora import COUNT, SEED
 
 SAMPLE = 25
@@ -17,7 +16,7 @@ SAMPLE = 25
 
 @pytest.mark.parametrize("profile", list(profile_names()))
 def test_bundled_corpus_is_the_generators_output(profile: str) -> None:
-    path = resources.files("fixtures") / "corpus" / f"bundled-{profile}.parquet"
+    path = fixtures() / "corpus" / f"bundled-{profile}.parquet"
     rows = list(iter_bodies(str(path)))
     assert len(rows) == COUNT
     step = COUNT // SAMPLE

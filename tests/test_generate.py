@@ -213,7 +213,9 @@ def test_cli(tmp_path: Path) -> None:
         (["--count", "1", "--seed", "1", "--out", "/proc/kfc-nope/c.jsonl"], "cannot write"),
         (["--count", "1", "--seed", "x", "--out", str(out)], "is not a valid integer"),
         (["--count", "1", "--seed", "1", "--out", str(out), "--format", "csv"], "'csv' is not one of"),
+        (["--count", "1", "--seed", "1", "--out", str(tmp_path / "x.csv")], "'.csv' is not a corpus suffix"),
     ]:
         res = runner.invoke(generate_command, args)
         assert res.exit_code != 0 and text in res.output, (args, res.output)
         assert "Traceback" not in res.output
+    assert not (tmp_path / "x.csv").exists()  # no Parquet file under a .csv name

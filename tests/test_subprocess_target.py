@@ -11,7 +11,6 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,10 @@ from conformance.targets.jsonlines import SubprocessTarget, parse_spec
 from conformance.targets.reference import ReferenceTarget
 from reference_impl import OPS
 from reference_impl.coordinator import load_command
+from reference_impl.data import fixtures
 
 SERVE = [sys.executable, "-m", "kfc", "target", "serve"]
-SCHEMA = json.loads((resources.files("fixtures") / "schema" / "target-protocol.schema.json").read_text())
+SCHEMA = json.loads((fixtures() / "schema" / "target-protocol.schema.json").read_text())
 
 
 def validator(part: str) -> jsonschema.Draft202012Validator:

@@ -2,6 +2,9 @@
 directory outside the checkout, and used from there as another project's CI would -- `kfc --version`,
 `kfc doctor`, `kfc check --no-spark` against the reference and against `kfc serve-broker --no-control`
 over kafka://, and `kfc report` (its HTML has the results).  Nothing is written into site-packages.
+The core install has no pyspark (`[spark]` is an extra): `kfc check` says how to get it.  The PyPI
+distribution `fixtures` is installed beside it: the wheel ships its data inside `reference_impl`, no
+top-level package of another distribution's name, so `from fixtures import Fixture` still works.
 
 The Allure CLI cache is the user's (or KFC_CACHE_DIR): shared between runs, as the issue allows."""
 
@@ -21,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # Nothing from the checkout (a PYTHONPATH to it would make the venv's pip see the package as installed).
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONPATH"}
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
 
 
@@ -41,11 +46,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pip = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
                base, timeout=1200)
     assert pip.returncode == 0, pip.stderr[-3000:]
+    size = sum(p.stat().st_size for p in (venv / "lib").rglob("*") if p.is_file())  # the core install, deps included
+    other = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                  "fixtures"], base, timeout=600)  # the PyPI distribution our wheel must not shadow
+    assert other.returncode == 0, other.stderr[-3000:]
     site = Path(_run([str(venv / "bin" / "python"), "-c", ("import conformance, pathlib; "
                       "print(pathlib.Path(conformance.__file__).parent.parent)")], base).stdout.strip())
     work = base / "elsewhere"  # a project of its own, far from the checkout
     work.mkdir()
-    print(f"\nwheel {wheel.stat().st_size / 1e6:.1f} MB, built and installed in {time.monotonic() - start:.1f} s")
+    print(f"\nwheel {wheel.stat().st_size / 1e6:.1f} MB, core install {size / 1e6:.0f} MB (no pyspark), built and "
+          f"installed in {time.monotonic() - start:.1f} s")
     return {"wheel": wheel, "bin": venv / "bin", "site": site, "work": work}
 
 
@@ -54,11 +64,36 @@ def test_the_wheel_carries_the_report_manifest_and_no_checkout_paths(installed: 
 
     names = zipfile.ZipFile(installed["wheel"]).namelist()
     for f in ("conformance/allure/package.json", "conformance/allure/package-lock.json",
-              "conformance/allure/allurerc.mjs", "fixtures/catalogs/kafka-4.2.json",
-              "fixtures/corpus/bundled-kafka-4.2.parquet", "fixtures/schema/command.schema.json"):
+              "conformance/allure/allurerc.mjs", "reference_impl/fixtures/catalogs/kafka-4.2.json",
+              "reference_impl/fixtures/corpus/bundled-kafka-4.2.parquet",
+              "reference_impl/fixtures/schema/command.schema.json", "reference_impl/fixtures/mutants/catalogue.json"):
         assert f in names, f
+    top = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
+    assert top == {"kfc", "reference_impl", "conformance", "spark_checks"}, top  # no top-level `fixtures`
     assert not any(n.startswith(("tests/", "node_modules/", ".venv/")) for n in names)
     assert not str(installed["site"]).startswith(str(ROOT))
+
+
+def test_the_wheel_lives_beside_the_pypi_fixtures_distribution(installed: dict[str, Path]) -> None:
+    code = ("from fixtures import Fixture; import fixtures, reference_impl, conformance.mutants; "
+            "from reference_impl.data import fixtures as data; "
+            "assert 'site-packages/fixtures' in fixtures.__file__, fixtures.__file__; "
+            "print(Fixture.__name__, reference_impl.load_profile('kafka-4.2').name, len(conformance.mutants.MUTANTS), "
+            "(data() / 'corpus' / 'bundled-kafka-4.2.parquet').is_file())")
+    out = _run([str(installed["bin"] / "python"), "-c", code], installed["work"],
+               env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    name, profile, mutants, corpus = out.stdout.split()
+    assert (name, profile, corpus) == ("Fixture", "kafka-4.2", "True") and int(mutants) > 10
+
+
+def test_the_core_install_says_how_to_get_spark(installed: dict[str, Path]) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = _run([str(installed["bin"] / "kfc"), "check", "--report", "r"], installed["work"], env=env)
+    assert out.returncode == 1 and out.stdout == "", out.stdout[-2000:]
+    assert out.stderr == ("error: the Spark replay that ends kfc check needs pyspark: "
+                          "pip install 'kafka-feature-conformance[spark]', or pass --no-spark\n"), out.stderr
+    assert not (installed["work"] / "r").exists()  # said before anything ran
 
 
 def test_version_doctor_check_live_and_report_from_the_wheel(installed: dict[str, Path]) -> None:
@@ -127,3 +162,19 @@ def test_version_doctor_check_live_and_report_from_the_wheel(installed: dict[str
     written = sorted(k for k in after if after.get(k) != before.get(k) and "__pycache__" not in k)
     assert not written, f"written into site-packages: {written[:10]}"
     print("timings (s):", {k: round(v, 1) for k, v in timings.items()})
+
+
+def test_build_and_twine_check_pass(tmp_path: Path) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    for tool in ("build", "twine"):  # by distribution: a build/ folder in the checkout is no `build`
+        try:
+            version(tool)
+        except PackageNotFoundError:
+            pytest.skip(f"the dev extra's {tool} is not installed")
+    built = _run([sys.executable, "-m", "build", "-q", "--outdir", str(tmp_path), str(ROOT)], tmp_path, timeout=900)
+    assert built.returncode == 0, built.stderr[-3000:]
+    dists = sorted(str(p) for p in tmp_path.iterdir())
+    assert [Path(d).suffix for d in dists] == [".gz", ".whl"], dists
+    check = _run([sys.executable, "-m", "twine", "check", "--strict", *dists], tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from importlib import resources
 from typing import Any
 
 from reference_impl import profile_names
 from reference_impl.coordinator import encode
+from reference_impl.data import fixtures
 from reference_impl.rules import RULES
 
 from . import _build
@@ -44,7 +44,7 @@ class CatalogueError(ValueError):
 
 
 def read() -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((resources.files("fixtures") / "mutants" / "catalogue.json").read_text())
+    doc: dict[str, Any] = json.loads((fixtures() / "mutants" / "catalogue.json").read_text())
     return doc
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
 import pytest
@@ -11,13 +10,14 @@ import pytest
 from conformance.model import jsonable
 from conformance.plugin import report_dir, repro_line
 from conformance.session import Divergence, Session
+from reference_impl.data import fixtures
 
 BUDGET_SPENT = "the request budget of"  # conformance.wire.client.BudgetExhausted's text
 
 
 def load_traces(folder: str) -> list[dict[str, Any]]:
     """Every trace of fixtures/<folder>, from .jsonl files (one per line) and .json files."""
-    base = resources.files("fixtures") / folder
+    base = fixtures() / folder
     if not base.is_dir():
         return []
     out: list[dict[str, Any]] = []

@@ -15,12 +15,14 @@ import click
 
 from conformance.runner import (
     HYPOTHESIS_PROFILES,
+    Progress,
     RunError,
     load_summary,
     open_target,
     run_mutants,
     run_suite,
 )
+from reference_impl.data import fixtures
 
 from .._errors import interruptible
 from ._render import print_failure
@@ -49,6 +51,8 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
                   f"[cyan]{summary['profile']}[/] hypothesis [cyan]{summary['hypothesis_profile']}[/] — {elapsed:.1f} s")
     by_kip: dict[str, dict[str, set[str]]] = {}
     for t in tests:
+        if t["status"] not in EXECUTED:
+            continue  # a rule is covered by a test that ran, not by one skipped or expected to fail
         for rid in t.get("rules") or []:
             kip = RULES[rid].kip if rid in RULES else "?"
             slot = by_kip.setdefault(kip, {"rules": set(), "failing": set()})
@@ -67,11 +71,15 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
         table.add_row(kip, str(len(slot["rules"])), f"[red]{fail}[/]" if fail else "0", str(total))
     console.print(table)
     console.print("tests: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for line in uncovered_lines(tests, {rid for slot in by_kip.values() for rid in slot["rules"]}, set(by_kip)):
+        console.print(line, markup=False, soft_wrap=True)
+    for line in skipped_lines(tests):
+        console.print(line, markup=False, soft_wrap=True)
     cov = summary.get("coverage") or {}
     if cov:
         console.print(f"stateful coverage: {len(cov.get('ops', {}))} ops, {len(cov.get('errors', {}))} outcome codes, "
                       f"{len(cov.get('rules', {}))} rule ids, {len(cov.get('states', {}))} state families reached "
-                      "(docs/matrices.md)")
+                      "(what each profile reaches: docs/matrices.md in the kafka-feature-conformance repository)")
     if any(t.get("tier") for t in tests):
         console.print("tests executed per tier:", markup=False)
         print_tiers(console, tests)
@@ -84,6 +92,54 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
     failures = [t for t in tests if t["status"] in ("failed", "unexpectedly-passed")]
     if failures:
         print_findings(console, failures, report)
+
+
+EXECUTED = ("passed", "failed", "unexpectedly-passed")
+
+
+def uncovered_lines(tests: list[dict[str, Any]], covered: set[str], kips: set[str]) -> list[str]:
+    """The rules of the KIPs under check that no test exercised, grouped by why: their tests were
+    skipped (the skip reason), expected to fail, or no test of this run carries them."""
+    from reference_impl.rules import RULES
+
+    missing = sorted(r for r, rule in RULES.items() if rule.kip in kips and r not in covered)
+    if not missing:
+        return []
+    why: dict[str, list[str]] = defaultdict(list)
+    for rid in missing:
+        mine = [t for t in tests if rid in (t.get("rules") or [])]
+        if mine and all(t["status"] == "skipped" for t in mine):
+            reasons = sorted({_reason(t) for t in mine})
+            why["skipped: " + "; ".join(reasons[:2]) + (" …" if len(reasons) > 2 else "")].append(rid)
+        elif mine and all(t["status"] in ("skipped", "xfailed") for t in mine):
+            why["expected to fail (expectations file)"].append(rid)
+        elif RULES[rid].area == "observe":
+            why["checked on a live cluster only (kafka:// target, observe tier)"].append(rid)
+        else:
+            why["no test of this profile and target reaches it"].append(rid)
+    total = sum(1 for rule in RULES.values() if rule.kip in kips)
+    lines = [f"rules not covered: {len(missing)} of {total}"]
+    for reason, rids in sorted(why.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {reason}: {', '.join(rids)}")
+    return lines
+
+
+def _reason(test: dict[str, Any]) -> str:
+    text = str(test.get("summary") or "no reason given")
+    return text.removeprefix("Skipped: ")[:160]
+
+
+def skipped_lines(tests: list[dict[str, Any]]) -> list[str]:
+    """Skipped tests grouped by their reason, most first."""
+    reasons = Counter(_reason(t) for t in tests if t["status"] == "skipped")
+    if not reasons:
+        return []
+    lines = [f"skipped: {sum(reasons.values())} test(s), by reason"]
+    for reason, n in reasons.most_common(8):
+        lines.append(f"  {n:>5}  {reason}")
+    if len(reasons) > 8:
+        lines.append(f"  {sum(n for _, n in reasons.most_common()[8:]):>5}  ({len(reasons) - 8} other reasons)")
+    return lines
 
 
 def _failing_rule(test: dict[str, Any]) -> str | None:
@@ -109,6 +165,19 @@ def overall_verdict(suite: dict[str, Any], spark: dict[str, Any] | None) -> str:
     return "CONFORMS"
 
 
+SPARK_EXTRA = "kafka-feature-conformance[spark]"
+NO_TESTS_COLLECTED = 5  # pytest's exit code
+
+
+def _has_pyspark() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("pyspark") is not None
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        return False
+
+
 @click.command("check")
 @click.option("--target", "target", default="reference", show_default=True, help="Target spec.")
 @click.option("--profile", default=None, help="Profile to check against (default: the target's).")
@@ -130,6 +199,9 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     from conformance.expectations import ExpectationsError, load_expectations
 
     console = _console()
+    if spark and not _has_pyspark():
+        raise click.ClickException("the Spark replay that ends kfc check needs pyspark: "
+                                   f"pip install '{SPARK_EXTRA}', or pass --no-spark")
     if expectations:
         try:
             load_expectations(expectations)  # a bad file is one line here, before anything runs
@@ -144,10 +216,14 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     if hello.get("tiers") is not None:
         print_observation(console, made, prof)
     try:
-        with console.status(f"checking {hello.get('name', target)} against the reference ({prof}) …"):
-            code = run_suite(target, prof, hypothesis_profile, out, provided=made, hello=hello,
+        # On a terminal a live line (tests done / total, the part running, seconds); elsewhere nothing.
+        status = ProgressLine(f"checking {hello.get('name', target)} against the reference ({prof})")
+        with console.status(status):
+            code = run_suite(target, prof, hypothesis_profile, out, provided=made, hello=hello, progress=status.update,
                              expectations=expectations, workers=workers, exitfirst=exitfirst, select=select)
         summary = load_summary(out)
+        if summary is None and select and code == NO_TESTS_COLLECTED:
+            raise click.ClickException(f"no test matched -k {select!r}")
         if summary is None:
             tail = (out / "pytest.log").read_text().splitlines()[-15:]
             console.print("\n".join(tail), markup=False)
@@ -167,6 +243,22 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     console.print(f"[{VERDICT_STYLE[verdict]}]{verdict}[/]   report: {escape_path(out)}  (HTML: kfc report "
                   f"{escape_path(out)})")
     sys.exit(0 if verdict == "CONFORMS" else 1)
+
+
+class ProgressLine:
+    """The spinner's text, rendered at each refresh: the elapsed time moves during a long test too."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.progress: Progress | None = None
+
+    def update(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def __rich__(self) -> str:
+        from rich.markup import escape
+
+        return escape(self.label + (f" — {self.progress.line()}" if self.progress is not None else " …"))
 
 
 def print_observation(console: Any, target: Any, profile: str) -> None:
@@ -263,8 +355,6 @@ def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, m
                 capabilities: frozenset[str]) -> dict[str, Any]:
     """Replay the profile's bundled corpus (fixtures/corpus) with Spark; its divergences join the
     suite's Allure results (one report shows both) and are shrunk to a repro on the driver."""
-    from importlib import resources
-
     from conformance.allure_results import ENVIRONMENT_FILE, write_environment
     from conformance.replay import shrink_failures
     from reference_impl import OPS
@@ -274,14 +364,15 @@ def spark_stage(console: Any, target: str, made: Any, profile: str, out: Path, m
     missing = sorted(set(OPS) - capabilities)
     if missing:
         return {"skipped": f"the target lacks op(s) {', '.join(missing)} used by the bundled corpus"}
-    corpus = resources.files("fixtures") / "corpus" / f"bundled-{profile}.parquet"
+    corpus = fixtures() / "corpus" / f"bundled-{profile}.parquet"
     if not corpus.is_file():
         return {"skipped": f"no bundled corpus for {profile}"}
     try:
         from spark_checks.replay_job import replay as spark_replay
         from spark_checks.session import SparkJobError
     except ImportError as e:
-        raise click.ClickException(f"the Spark replay needs pyspark ({e}); pass --no-spark to skip it") from None
+        raise click.ClickException(f"the Spark replay needs pyspark ({e}): pip install '{SPARK_EXTRA}', "
+                                   "or pass --no-spark") from None
     with console.status(f"replaying the bundled corpus ({profile}) with Spark {master} …"):
         try:
             s = spark_replay(str(corpus), target, out / "spark", master=master, k_allure=20, progress=False)

@@ -64,7 +64,8 @@ def checks() -> list[dict[str, Any]]:
     kafkas = list_cached()
     row("Kafka releases", (f"{len(kafkas)} in {cache_root()}: " + ", ".join(r.version for r in kafkas)) if kafkas
         else f"none yet in {cache_root()}", True, required=False)
-    row("pyspark", _version("pyspark"), _version("pyspark") is not None, "pip install pyspark", required=False)
+    row("pyspark", _version("pyspark"), _version("pyspark") is not None,
+        "pip install 'kafka-feature-conformance[spark]'", required=False)
     node = shutil.which("node")
     nv = _run([node, "--version"]) if node else None
     try:

@@ -12,13 +12,15 @@ from reference_impl import InputError
 
 from .._errors import interruptible
 
+SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", "": "parquet"}
+
 
 @click.command("generate")
 @click.option("--count", type=int, required=True, help="Number of traces.")
 @click.option("--seed", type=int, required=True, help="Seed: the same seed gives the same bytes.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), required=True, help="Corpus file to write.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Corpus format (default: from the --out suffix, else parquet).")
+              help="Corpus format (default: from the --out suffix: .parquet, .jsonl, .ndjson, .json; none: parquet).")
 @click.option("--profile", "profiles", multiple=True, help="Profile(s) to generate for (default: all, cycled).")
 @click.option("--row-group-size", type=int, default=None, help="Parquet rows per row group.")
 @click.option("--spark", is_flag=True, help="Generate with Spark, split by seed ranges.")
@@ -32,7 +34,12 @@ def generate_command(count: int, seed: int, out: str, fmt: str | None, profiles:
     if row_group_size is not None and row_group_size < 1:
         raise click.UsageError(f"--row-group-size must be >= 1, got {row_group_size}")
     if fmt is None:
-        fmt = "jsonl" if Path(out).suffix.lower() in (".jsonl", ".ndjson", ".json") else "parquet"
+        suffix = Path(out).suffix.lower()
+        if suffix not in SUFFIXES:
+            known = ", ".join(k for k in SUFFIXES if k)
+            raise click.UsageError(f"--out {out}: {suffix!r} is not a corpus suffix ({known}); name the file so, "
+                                   "or pass --format")
+        fmt = SUFFIXES[suffix]
     profile: list[str] | None = list(profiles) if profiles else None
     try:
         check_profiles(profile)

@@ -52,9 +52,7 @@ def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
                   f"({pairs} op/code pairs) × {len(s['by_profile'])} profiles; divergence rate "
                   f"{100 * s['divergence_rate']:.2f}%")
     for d in s.get("first_divergences", [])[:6]:
-        where = f"step {d['first_divergent_step']} {d['op']}" if d.get("first_divergent_step") is not None else ""
-        console.print(f"[red]{d['status']}[/] {d['trace_id']} {escape('[' + str(d.get('profile')) + ']')} {where}: "
-                      f"{escape(d.get('diff') or '')}", soft_wrap=True)
+        console.print(f"[red]{d['status']}[/] {escape(divergence_line(d))}", soft_wrap=True)
     if not s.get("complete", True):
         console.print(f"[red]rows in {s['rows_in']} != rows out {s['rows_out']}[/]")
     for d in s.get("shrunk", []):
@@ -65,6 +63,18 @@ def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
     style = "green" if verdict == "PASS" else "red"
     console.print(f"[{style}]{verdict}[/]   results: {escape(str(out))}/results  summary: {escape(str(out))}/summary.json"
                   f"{escape(extra)}")
+
+
+def divergence_line(d: dict[str, Any]) -> str:
+    """A row's trace id, profile, step and diff; a bad corpus line (no profile, no step, a message that
+    names its location itself) is the message alone."""
+    diff = d.get("diff") or ""
+    parts = [] if diff.startswith(str(d["trace_id"])) else [str(d["trace_id"])]
+    if d.get("profile"):
+        parts.append(f"[{d['profile']}]")
+    if d.get("first_divergent_step") is not None:
+        parts.append(f"step {d['first_divergent_step']} {d['op']}")
+    return (" ".join(parts) + ": " if parts else "") + diff
 
 
 def replay_verdict(s: dict[str, Any]) -> str:

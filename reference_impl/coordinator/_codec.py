@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import json
 import struct
-from importlib import resources
 from typing import Any
+
+from ..data import fixtures
 
 _I8, _I16, _I32, _I64 = struct.Struct(">b"), struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
 _FIXED = {"int8": _I8, "int16": _I16, "int32": _I32, "int64": _I64}
@@ -49,7 +50,7 @@ def null_field(name: str) -> JavaError:
 
 @functools.cache
 def schema_doc() -> dict[str, Any]:
-    path = resources.files("fixtures") / "coordinator" / "schemas.json"
+    path = fixtures() / "coordinator" / "schemas.json"
     return json.loads(path.read_text())
 
 

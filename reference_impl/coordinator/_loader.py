@@ -13,10 +13,10 @@ import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from .._errors import InputError
+from ..data import fixtures
 from ._codec import JavaError, Reader, schemas
 from .rules import RULES
 
@@ -31,7 +31,7 @@ _EMPTY = 0
 
 @functools.cache
 def behaviour_doc() -> dict[str, Any]:
-    return json.loads((resources.files("fixtures") / "coordinator" / "behaviour.json").read_text())
+    return json.loads((fixtures() / "coordinator" / "behaviour.json").read_text())
 
 
 def profile_names() -> list[str]:

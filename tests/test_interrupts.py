@@ -1,0 +1,221 @@
+"""Ctrl-C: signal handlers take no locks (a handler re-entered while its own thread holds a lock
+deadlocks), an interrupt that lands where it would be swallowed comes again, and `kfc check`
+interrupted at several moments (with and without Spark) ends within 2 s with one line and exit 130,
+leaving no process.  The many-moments version is `python -m benchmarks.interrupts`."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from conformance.interrupts import Trap
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
+JVM_WARNING = "WARNING: Using incubator modules: jdk.incubator.vector"
+
+
+def locks_taken(handler: Callable[[int, FrameType | None], Any]) -> list[str]:
+    """The lock operations `handler(SIGINT, frame)` performs (a KeyboardInterrupt it raises is fine)."""
+    taken: list[str] = []
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "c_call" and isinstance(getattr(arg, "__self__", None), LOCK_TYPES):
+            taken.append(f"{type(arg.__self__).__name__}.{arg.__name__}")
+        elif event == "call" and frame.f_code.co_name in ("__enter__", "acquire") and \
+                isinstance(frame.f_locals.get("self"), threading.Condition | threading.Semaphore):
+            taken.append(f"{type(frame.f_locals['self']).__name__}.{frame.f_code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        handler(signal.SIGINT, sys._getframe())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.setprofile(None)
+    return taken
+
+
+@pytest.fixture
+def armed_trap() -> Iterator[Trap]:
+    trap = Trap()
+    assert trap.arm()
+    try:
+        yield trap
+    finally:
+        trap.disarm()
+
+
+def test_the_suites_handler_takes_no_locks(armed_trap: Trap) -> None:
+    handler = signal.getsignal(signal.SIGINT)
+    assert callable(handler) and handler is not signal.default_int_handler
+    assert locks_taken(handler) == []
+    assert armed_trap.pressed
+
+
+def test_the_spark_runs_handler_takes_no_locks() -> None:
+    pytest.importorskip("pyspark")
+    from spark_checks.session import SparkRun
+
+    run = SparkRun("local[1]")
+    run._launched = True  # as if the JVM were starting: the old handler killed it right there
+    run._trap.arm()
+    try:
+        handler = signal.getsignal(signal.SIGINT)
+        assert callable(handler)
+        assert locks_taken(handler) == []
+        assert run.interrupted
+        assert run._trap.wait_for_work(5)  # the watcher thread did the killing
+    finally:
+        run._trap.disarm()
+        run._launched = False
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_pyspark_keeps_our_handler_while_its_context_starts() -> None:
+    pytest.importorskip("pyspark")
+    from spark_checks.session import _without_pyspark_sigint_handler
+
+    trap = Trap()
+    assert trap.arm()
+    try:
+        mine = signal.getsignal(signal.SIGINT)
+        with _without_pyspark_sigint_handler():
+            import pyspark.core.context as ctx
+
+            ctx.signal.signal(signal.SIGINT, lambda *a: None)  # what SparkContext's constructor does
+        assert signal.getsignal(signal.SIGINT) == mine
+        assert ctx.signal is signal
+    finally:
+        trap.disarm()
+
+
+def test_an_interrupt_inside_a_gc_callback_comes_again(armed_trap: Trap) -> None:
+    # Raised in a gc callback the KeyboardInterrupt would be swallowed ("Exception ignored in gc
+    # callback"): the handler only sets the flag there, the watcher delivers it again.
+    fired = []
+
+    def callback(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start" and not fired:
+            fired.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs here, inside the callback
+                pass
+
+    gc.callbacks.append(callback)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            gc.collect()
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        gc.callbacks.remove(callback)
+    assert fired and armed_trap.pressed
+
+
+def test_a_nested_trap_tells_the_outer_one() -> None:
+    outer, inner = Trap(), Trap()
+    assert outer.arm()
+    try:
+        assert inner.arm()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                signal.getsignal(signal.SIGINT)(signal.SIGINT, None)  # type: ignore[operator]
+        finally:
+            inner.disarm()
+        assert inner.pressed and outer.pressed
+        assert signal.getsignal(signal.SIGINT) == outer._handler
+    finally:
+        outer.disarm()
+
+
+# -- kfc check interrupted at several moments ---------------------------------------------------------
+
+def _session(sid: int) -> list[tuple[int, str]]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":
+            out.append((int(d.name), cmd))
+    return out
+
+
+def _results(report: Path) -> int:
+    d = report / "allure-results"
+    return len(list(d.glob("*-result.json"))) if d.exists() else 0
+
+
+# What must be seen before the signal: (predicate on (report, session), seconds to wait after it)
+MOMENTS: dict[str, tuple[Callable[[Path, list[tuple[int, str]]], bool], float]] = {
+    "start-up": (lambda r, s: True, 0.3),  # imports, the target, before the report exists
+    "collection": (lambda r, s: (r / "pytest.log").exists(), 0.0),
+    "example tables": (lambda r, s: _results(r) >= 20, 0.0),
+    "examples, later": (lambda r, s: _results(r) >= 200, 0.0),
+    "spark start": (lambda r, s: any("SparkSubmit" in c for _, c in s), 0.8),
+    "spark job": (lambda r, s: any("pyspark.daemon" in c for _, c in s), 0.3),
+}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads sessions from /proc")
+@pytest.mark.parametrize("moment", list(MOMENTS))
+def test_kfc_check_interrupted(tmp_path: Path, moment: str) -> None:
+    spark = moment.startswith("spark")
+    if spark:
+        pytest.importorskip("pyspark")
+    ready, wait = MOMENTS[moment]
+    report = tmp_path / "r"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT), "KFC_HYPOTHESIS_DB": str(tmp_path / "db")}
+    args = [sys.executable, "-m", "kfc", "check", "--report", str(report)]
+    if not spark:
+        args.append("--no-spark")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not ready(report, _session(proc.pid)):
+            assert proc.poll() is None, f"kfc ended before the {moment!r} moment: {proc.communicate()}"
+            assert time.monotonic() < deadline, f"no {moment!r} moment within 300 s"
+            time.sleep(0.02)
+        time.sleep(wait)
+        assert proc.poll() is None, f"kfc ended before the signal: {proc.communicate()}"
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground process group
+        sent = time.monotonic()
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"no exit within 30 s of the signal; session: {_session(proc.pid)}")
+        took = time.monotonic() - sent
+        left = _session(proc.pid)
+    finally:
+        for pid, _ in _session(proc.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        proc.wait()
+    assert proc.returncode == 130, err[-3000:]
+    assert [line for line in err.splitlines() if line != JVM_WARNING] == ["interrupted"], err[-3000:]
+    assert took < 2, f"exit took {took:.2f} s"
+    assert not left, f"left behind: {left}"
+    assert not list(tmp.iterdir()), f"scratch left: {sorted(p.name for p in tmp.iterdir())}"
+    assert not (report / "verdict").exists()
