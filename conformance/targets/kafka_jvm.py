@@ -1,0 +1,106 @@
+"""`kafka-jvm:VERSION`: Apache Kafka's own controller and tool classes of one release, behind the
+JSON-lines protocol (conformance/realkafka/harness).
+
+The harness runs one release.  What it cannot know is translated here, and only here: a node
+of *another* release (`software`) is sent with that release's supported ranges from the project's
+catalogue (fixtures/release-dumps), and a malformed command is answered INVALID_COMMAND by the
+command schema, as the protocol requires, before it reaches the JVM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Target
+from .hookspecs import hookimpl
+from .jsonlines import SubprocessTarget
+
+_NODE_LISTS = ("controllers", "brokers")
+
+
+def release_profile(version: str) -> str:
+    """The profile a release behaves as: its patch profile if the suite has one, else its minor's."""
+    from reference_impl import load_profile
+    from reference_impl._errors import InputError
+
+    for name in (f"kafka-{version}", "kafka-" + ".".join(version.split(".")[:2])):
+        try:
+            return load_profile(name).name
+        except InputError:
+            continue
+    raise ValueError(f"kafka-jvm:{version}: the suite has no profile for Kafka {version}")
+
+
+class KafkaJvmTarget(SubprocessTarget):
+    """The harness JVM of one release; foreign nodes' ranges and malformed commands translated here."""
+
+    def __init__(self, version: str, **options: float):
+        from conformance.realkafka.harness import build
+        from reference_impl import load_profile
+
+        self.version = version
+        self.harness = build(version)
+        self.own_profile = release_profile(version)
+        self.release_name = load_profile(self.own_profile).release
+        super().__init__(self.harness.argv(self.own_profile, f"kafka-jvm:{version}"), **options)
+
+    def _foreign(self, software: Any) -> bool:
+        from reference_impl import load_profile
+        from reference_impl._errors import InputError
+
+        if not isinstance(software, str) or not software:
+            return False
+        try:
+            return load_profile(software).release != self.release_name
+        except InputError:
+            return False
+
+    def _translate_node(self, spec: dict[str, Any], role: str) -> dict[str, Any]:
+        from reference_impl._cluster import node_from_spec
+
+        if spec.get("ranges") is not None or not self._foreign(spec.get("software")):
+            return spec
+        node = node_from_spec({**spec, "id": spec.get("id", spec.get("node", 0))}, role, self.own_profile)
+        return {**spec, "ranges": {k: list(v) for k, v in node.ranges().items()}}
+
+    def translate(self, command: dict[str, Any]) -> dict[str, Any]:
+        cmd = dict(command)
+        if cmd.get("op") == "register":
+            cmd = self._translate_node(cmd, cmd.get("role", "broker"))
+        default = cmd.get("software") if cmd.get("op") == "format" else None
+        for key in _NODE_LISTS:
+            if isinstance(cmd.get(key), list):
+                role = "controller" if key == "controllers" else "broker"
+                cmd[key] = [self._translate_node({"software": default, **s} if default else s, role)
+                            if isinstance(s, dict) else s for s in cmd[key]]
+        if cmd.get("op") == "format" and default and self._foreign(default) and not cmd.get("controllers"):
+            cmd["controllers"] = [self._translate_node({"id": 3000, "software": default}, "controller")]
+        return cmd
+
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
+        from reference_impl import OPS
+        from reference_impl._command_schema import command_problem
+
+        op = command.get("op") if isinstance(command, dict) else None
+        if op in OPS and isinstance(op, str):
+            problem = command_problem(op, command)
+        else:
+            problem = f"unknown op {op!r}; known ops: {', '.join(OPS)}"
+        if problem is not None:
+            return {"op": op, "error": "INVALID_COMMAND", "error_code": None, "message": problem}
+        return super().apply(self.translate(command))
+
+
+@hookimpl
+def kfc_make_target(spec: str) -> Target | None:
+    kind, _, arg = spec.partition(":")
+    if kind != "kafka-jvm":
+        return None
+    version = arg.strip()
+    if not version:
+        raise ValueError("target 'kafka-jvm:': give a Kafka release, e.g. kafka-jvm:4.1.1")
+    return KafkaJvmTarget(version, timeout=30.0, start_timeout=60.0)
+
+
+@hookimpl
+def kfc_target_kinds() -> list[str]:
+    return ["kafka-jvm:VERSION"]
