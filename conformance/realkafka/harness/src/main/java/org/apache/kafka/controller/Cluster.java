@@ -51,7 +51,8 @@ final class Cluster {
     static final String KRAFT = "kraft.version";
     static final long SESSION_TIMEOUT_NS = 9_000_000_000L;
 
-    final String profile;
+    final String ownProfile;
+    String profile;
     final Shim shim = Shim.INSTANCE;
     String clusterId;
     boolean formatted;
@@ -70,6 +71,7 @@ final class Cluster {
     long nextOffset;
 
     Cluster(String profile) {
+        this.ownProfile = profile;
         this.profile = profile;
         reset();
     }
@@ -420,6 +422,16 @@ final class Cluster {
             .setIncarnationId(uuidOf(incarnation)).setZkMigrationReady(false);
         new TreeMap<>(ranges).forEach((k, v) -> data.features().add(new ControllerRegistrationRequestData.Feature()
             .setName(k).setMinSupportedVersion(v.min()).setMaxSupportedVersion(v.max())));
+        // A restarted controller replays the log: FeatureControlManager.replay refuses a level outside its range.
+        FeatureControlManager replayer = shim.featureControl(new LogContext(), new SnapshotRegistry(new LogContext()),
+            new QuorumFeatures(id, ranges, List.of(id)), null, new KRaftVersionHolder(this, kraft.level));
+        try {
+            for (Map.Entry<String, Short> e : new TreeMap<>(features.finalizedFeatures(Long.MAX_VALUE).featureMap()).entrySet()) {
+                replayer.replay(new FeatureLevelRecord().setName(e.getKey()).setFeatureLevel(e.getValue()));
+            }
+        } catch (RuntimeException e) {
+            return err(out, Errors.UNKNOWN_SERVER_ERROR, e.getMessage());
+        }
         ControllerResult<Void> result = clusterControl.registerController(data);
         controllers.put(id, ranges);
         out.set("records", append(result.records()));
@@ -433,6 +445,8 @@ final class Cluster {
         short vmax = ApiKeys.UPDATE_FEATURES.latestVersion();
         int version = cmd.has("version") ? cmd.get("version").asInt() : vmax;
         out.put("version", version);
+        out.put("epoch", epoch());
+        out.put("epoch_before", epoch());
         if (cmd.has("node") && controllers.containsKey(cmd.get("node").asInt()) && cmd.get("node").asInt() != active) {
             return err(out, Errors.NOT_CONTROLLER, "This is not the correct controller for this cluster.");
         }
@@ -448,8 +462,9 @@ final class Cluster {
                 .setMaxVersionLevel((short) u.get("level").asInt());
             String t = u.path("upgrade_type").asText("UPGRADE");
             byte code = (byte) (t.equals("UPGRADE") ? 1 : t.equals("SAFE_DOWNGRADE") ? 2 : t.equals("UNSAFE_DOWNGRADE") ? 3 : 0);
-            key.setUpgradeType(code);
-            key.setAllowDowngrade(code == 2 || code == 3);
+            // v0 carries AllowDowngrade only; v1+ the UpgradeType (UpdateFeaturesRequestData's versions).
+            if (version == 0) key.setAllowDowngrade(code == 2 || code == 3);
+            else key.setUpgradeType(code);
             data.featureUpdates().add(key);
         }
         // The request as the controller reads it off the wire at this version.

@@ -76,9 +76,12 @@ public final class KfcHarness {
                 return reply;
             }
             case "reset":
+                // The suite names the profile it wants; the caller only asks for this release's own profiles.
+                JsonNode want = req.get("profile");
+                cluster.profile = want != null && want.isTextual() ? want.asText() : cluster.ownProfile;
                 cluster.reset();
                 reply.put("type", "reset");
-                reply.put("profile", profile);
+                reply.put("profile", cluster.profile);
                 return reply;
             case "apply": {
                 reply.put("type", "outcome");

@@ -52,7 +52,17 @@ abstract class Shim {
             .setLogContext(logContext)
             .setSnapshotRegistry(registry)
             .setQuorumFeatures(quorumFeatures)
-            .setClusterFeatureSupportDescriber(describer)
+            .setClusterFeatureSupportDescriber(describer != null ? describer : new ClusterFeatureSupportDescriber() {
+                @Override
+                public java.util.Iterator<Map.Entry<Integer, Map<String, VersionRange>>> brokerSupported() {
+                    return java.util.Collections.emptyIterator();
+                }
+
+                @Override
+                public java.util.Iterator<Map.Entry<Integer, Map<String, VersionRange>>> controllerSupported() {
+                    return java.util.Collections.emptyIterator();
+                }
+            })
             .setKRaftVersionAccessor(kraft)
             .build();
     }
@@ -125,7 +135,16 @@ abstract class Shim {
 
     /** feature-dependencies of kafka-storage. */
     List<String> featureDependencies(com.fasterxml.jackson.databind.JsonNode cmd, List<String> argv) throws Tools.ToolFailure {
-        return Tools.storageTool(argv);
+        if (!cmd.path("tool").asText("").equals("kafka-features")) return Tools.storageTool(argv);
+        List<String> items = new java.util.ArrayList<>();
+        for (int i = 1; i + 1 < argv.size(); i += 2) items.add(argv.get(i + 1));
+        if (items.isEmpty()) throw new Tools.ToolFailure("argument --feature/-f is required", List.of());
+        StringBuilder printed = new StringBuilder();
+        try {
+            return KfcHarness.lines(org.apache.kafka.tools.KfcFeatureCommand.featureDependencies(items, productionFeatures(), printed));
+        } catch (Exception e) {
+            throw new Tools.ToolFailure(Tools.rootMessage(e), KfcHarness.lines(printed.toString()));
+        }
     }
 
     /** One line of kafka-features describe (FeatureCommand.handleDescribe). */

@@ -53,7 +53,10 @@ final class Tools {
         List<Map<String, VersionRange>> ranges = new ArrayList<>();
         for (JsonNode s : specs) {
             ids.add(s.get("id").asInt());
-            ranges.add(c.nodeRanges(s, true));
+            // The formatted controllers run with the same unstable.feature.versions.enable as the tool.
+            ObjectNode spec = s.deepCopy();
+            if (!spec.has("unstable")) spec.put("unstable", cmd.path("unstable").asBoolean(false));
+            ranges.add(c.nodeRanges(spec, true));
         }
         List<String> qflags = new ArrayList<>();
         for (String f : new String[]{"standalone", "initial_controllers", "no_initial_controllers"}) {
