@@ -86,6 +86,7 @@ final class Cluster {
         staticQuorum = true;
         brokers.clear();
         log.clear();
+        replayed.clear();
         nextOffset = 0;
         build((short) 0);
     }
@@ -152,7 +153,28 @@ final class Cluster {
             kraft.pending = -1;
         }
         log.add(j);
+        replayed.add(new Object[]{offset, m});
         return j;
+    }
+
+    /** Every record applied so far with its offset: a restarted active controller replays them. */
+    final List<Object[]> replayed = new ArrayList<>();
+
+    /** The active controller restarted (on other software): new managers replay the log, as
+     *  QuorumController does on activation. */
+    void restartActive() {
+        long next = nextOffset;
+        List<Object[]> records = new ArrayList<>(replayed);
+        build(kraft.level);
+        for (Object[] r : records) {
+            long offset = (Long) r[0];
+            ApiMessage m = (ApiMessage) r[1];
+            if (m instanceof FeatureLevelRecord) features.replay((FeatureLevelRecord) m);
+            else if (m instanceof RegisterBrokerRecord) clusterControl.replay((RegisterBrokerRecord) m, offset);
+            else if (m instanceof RegisterControllerRecord) clusterControl.replay((RegisterControllerRecord) m);
+            else if (m instanceof ConfigRecord) configControl.replay((ConfigRecord) m);
+        }
+        nextOffset = next;
     }
 
     static ObjectNode recordJson(ApiMessage m) {
@@ -289,6 +311,7 @@ final class Cluster {
         if (cmd.hasNonNull("cluster_id")) clusterId = cmd.get("cluster_id").asText();
         brokers.clear();
         log.clear();
+        replayed.clear();
         List<ApiMessage> recs = new ArrayList<>();
         recs.add(new FeatureLevelRecord().setName(MV).setFeatureLevel((short) cmd.get("metadata_version").asInt()));
         TreeMap<String, Integer> fin = new TreeMap<>();
@@ -351,6 +374,7 @@ final class Cluster {
         staticQuorum = !dynamic;
         brokers.clear();
         log.clear();
+        replayed.clear();
         nextOffset = 0;
         clusterId = CLUSTER_ID;
         build(kraftLevel);
@@ -426,15 +450,19 @@ final class Cluster {
         FeatureControlManager replayer = shim.featureControl(new LogContext(), new SnapshotRegistry(new LogContext()),
             new QuorumFeatures(id, ranges, List.of(id)), null, new KRaftVersionHolder(this, kraft.level));
         try {
-            for (Map.Entry<String, Short> e : new TreeMap<>(features.finalizedFeatures(Long.MAX_VALUE).featureMap()).entrySet()) {
-                replayer.replay(new FeatureLevelRecord().setName(e.getKey()).setFeatureLevel(e.getValue()));
+            Map<String, Short> fin = features.finalizedFeatures(Long.MAX_VALUE).featureMap();
+            replayer.replay(new FeatureLevelRecord().setName(MV).setFeatureLevel(fin.get(MV)));  // the log's first record
+            for (Map.Entry<String, Short> e : new TreeMap<>(fin).entrySet()) {
+                if (!e.getKey().equals(MV)) replayer.replay(new FeatureLevelRecord().setName(e.getKey()).setFeatureLevel(e.getValue()));
             }
         } catch (RuntimeException e) {
             return err(out, Errors.UNKNOWN_SERVER_ERROR, e.getMessage());
         }
         ControllerResult<Void> result = clusterControl.registerController(data);
+        boolean restarted = id == active && !ranges.equals(controllers.get(id));
         controllers.put(id, ranges);
         out.set("records", append(result.records()));
+        if (restarted) restartActive();
         return ok(out);
     }
 
@@ -454,8 +482,9 @@ final class Cluster {
             return err(out, Errors.UNSUPPORTED_VERSION, "UpdateFeatures version " + version + " is not supported by "
                 + profile + " (0-" + vmax + ")");
         }
+        // ValidateOnly exists from v1 on (UpdateFeaturesRequest.json).
         UpdateFeaturesRequestData data = new UpdateFeaturesRequestData()
-            .setValidateOnly(cmd.path("validate_only").asBoolean(false));
+            .setValidateOnly(version >= 1 && cmd.path("validate_only").asBoolean(false));
         for (JsonNode u : cmd.path("updates")) {
             UpdateFeaturesRequestData.FeatureUpdateKey key = new UpdateFeaturesRequestData.FeatureUpdateKey()
                 .setFeature(u.get("feature").asText())

@@ -28,7 +28,10 @@ final class KRaftVersionHolder implements KRaftVersionAccessor {
     @Override
     public void upgradeKRaftVersion(int epoch, KRaftVersion newVersion, boolean validateOnly) {
         KRaftVersion persisted = kraftVersion();
-        if (persisted.equals(newVersion)) return;
+        if (persisted.equals(newVersion)) {
+            if (!validateOnly) pending = level;  // a no-op upgrade still commits with its NoOpRecord
+            return;
+        }
         if (persisted.isMoreThan(newVersion)) {
             throw new InvalidUpdateVersionException(String.format(
                 "Invalid upgrade of %s from version %s to %s because the new version is a downgrade",

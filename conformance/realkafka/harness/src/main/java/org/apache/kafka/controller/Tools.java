@@ -143,8 +143,11 @@ final class Tools {
         }
     }
 
+    /** The exception's message; a scala.MatchError's identity hash (`[Ljava.lang.String;@1b6d3586 (of class …)`)
+     *  is process noise and written "@…". */
     static String rootMessage(Throwable e) {
-        return e.getMessage() != null ? e.getMessage() : e.toString();
+        String m = e.getMessage() != null ? e.getMessage() : e.toString();
+        return m.replaceAll("@[0-9a-f]+ \\(of class ", "@… (of class ");
     }
 
     static void deleteTree(Path dir) {
