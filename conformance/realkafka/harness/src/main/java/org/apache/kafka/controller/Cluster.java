@@ -612,7 +612,7 @@ final class Cluster {
             });
             if (kraft.level > 0) f.put(KRAFT, kraft.level);
             f.forEach(fin::put);
-            out.put("metadata_version", features.metadataVersionOrThrow().featureLevel());
+            out.put("metadata_version", shim.metadataVersion(features).featureLevel());
         } else {
             out.put("metadata_version", 0);
         }
@@ -625,7 +625,7 @@ final class Cluster {
         new TreeMap<>(clusterControl.brokerRegistrations()).forEach((k, r) -> b.set(String.valueOf(k), rangesJson(r.supportedFeatures())));
         ObjectNode c = out.putObject("controllers");
         TreeMap<Integer, Map<String, VersionRange>> cs = new TreeMap<>();
-        if (formatted && features.metadataVersionOrThrow().isControllerRegistrationSupported()) {
+        if (formatted && shim.metadataVersion(features).isControllerRegistrationSupported()) {
             clusterControl.controllerSupportedFeatures().forEachRemaining(e -> cs.put(e.getKey(), e.getValue()));
         }
         cs.forEach((k, r) -> c.set(String.valueOf(k), rangesJson(r)));

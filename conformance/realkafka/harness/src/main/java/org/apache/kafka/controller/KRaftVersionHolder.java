@@ -6,11 +6,12 @@ import org.apache.kafka.server.common.KRaftVersion;
 
 import java.util.Map;
 
-/** The raft layer's kraft.version as the controller sees it (RaftClientKRaftVersionAccessor).  There
+/** The raft layer's kraft.version as the controller sees it (4.1+: through KRaftVersionAccessor, the
+ *  shim's KRaftAccessor; 4.0 writes a FeatureLevelRecord that replay skips, KAFKA-18979).  There
  *  is no raft client here: an upgrade is checked against the voters' kraft.version ranges with the
  *  checks and messages of LeaderState.maybeAppendUpgradedKRaftVersion, and commits with the
  *  NoOpRecord FeatureControlManager writes for it (a documented harness limit). */
-final class KRaftVersionHolder implements KRaftVersionAccessor {
+final class KRaftVersionHolder {
     private final Cluster cluster;
     short level;
     short pending = -1;
@@ -20,19 +21,17 @@ final class KRaftVersionHolder implements KRaftVersionAccessor {
         this.level = level;
     }
 
-    @Override
-    public KRaftVersion kraftVersion() {
+    KRaftVersion kraftVersion() {
         return KRaftVersion.fromFeatureLevel(level);
     }
 
-    @Override
-    public void upgradeKRaftVersion(int epoch, KRaftVersion newVersion, boolean validateOnly) {
+    void upgradeKRaftVersion(int epoch, KRaftVersion newVersion, boolean validateOnly) {
         KRaftVersion persisted = kraftVersion();
         if (persisted.equals(newVersion)) {
             if (!validateOnly) pending = level;  // a no-op upgrade still commits with its NoOpRecord
             return;
         }
-        if (persisted.isMoreThan(newVersion)) {
+        if (persisted.featureLevel() > newVersion.featureLevel()) {
             throw new InvalidUpdateVersionException(String.format(
                 "Invalid upgrade of %s from version %s to %s because the new version is a downgrade",
                 KRaftVersion.FEATURE_NAME, persisted, newVersion));

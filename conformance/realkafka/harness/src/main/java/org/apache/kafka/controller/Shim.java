@@ -23,8 +23,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** The calls whose signatures move between releases.  This base speaks 4.1; ShimImpl (one per
- *  release line, in src/shims/LINE/) overrides only what its line does differently. */
+/** The calls whose signatures move between releases.  This base holds what 4.0-4.2 share; ShimImpl
+ *  (one per release line, in shims/LINE/; a line without its own uses the newest below it) supplies
+ *  the few that moved, and overrides what its line does differently. */
 abstract class Shim {
     static final Shim INSTANCE = new ShimImpl();
 
@@ -46,26 +47,9 @@ abstract class Shim {
         return Feature.PRODUCTION_FEATURES;
     }
 
-    FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry, QuorumFeatures quorumFeatures,
-                                         ClusterFeatureSupportDescriber describer, KRaftVersionHolder kraft) {
-        return new FeatureControlManager.Builder()
-            .setLogContext(logContext)
-            .setSnapshotRegistry(registry)
-            .setQuorumFeatures(quorumFeatures)
-            .setClusterFeatureSupportDescriber(describer != null ? describer : new ClusterFeatureSupportDescriber() {
-                @Override
-                public java.util.Iterator<Map.Entry<Integer, Map<String, VersionRange>>> brokerSupported() {
-                    return java.util.Collections.emptyIterator();
-                }
-
-                @Override
-                public java.util.Iterator<Map.Entry<Integer, Map<String, VersionRange>>> controllerSupported() {
-                    return java.util.Collections.emptyIterator();
-                }
-            })
-            .setKRaftVersionAccessor(kraft)
-            .build();
-    }
+    abstract FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry,
+                                                  QuorumFeatures quorumFeatures, ClusterFeatureSupportDescriber describer,
+                                                  KRaftVersionHolder kraft);
 
     ConfigurationControlManager configControl(LogContext logContext, SnapshotRegistry registry,
                                               FeatureControlManager features, int nodeId) {
@@ -78,9 +62,24 @@ abstract class Shim {
             .build();
     }
 
-    ControllerResult<ApiError> configUpdate(Cluster c, Map<String, Short> updates,
-                                            Map<String, FeatureUpdate.UpgradeType> types, boolean validateOnly) {
-        return c.configControl.updateFeatures(updates, types, validateOnly, 1);
+    abstract MetadataVersion metadataVersion(FeatureControlManager features);
+
+    abstract ControllerResult<ApiError> configUpdate(Cluster c, Map<String, Short> updates,
+                                                     Map<String, FeatureUpdate.UpgradeType> types, boolean validateOnly);
+
+    /** A describer for a manager that only replays (no cluster to ask). */
+    static ClusterFeatureSupportDescriber orEmpty(ClusterFeatureSupportDescriber describer) {
+        return describer != null ? describer : new ClusterFeatureSupportDescriber() {
+            @Override
+            public java.util.Iterator<Map.Entry<Integer, Map<String, VersionRange>>> brokerSupported() {
+                return java.util.Collections.emptyIterator();
+            }
+
+            @Override
+            public java.util.Iterator<Map.Entry<Integer, Map<String, VersionRange>>> controllerSupported() {
+                return java.util.Collections.emptyIterator();
+            }
+        };
     }
 
     ControllerResult<BrokerRegistrationReply> registerBroker(Cluster c, BrokerRegistrationRequestData request, int version) {
@@ -147,23 +146,13 @@ abstract class Shim {
         }
     }
 
-    /** One line of kafka-features describe (FeatureCommand.handleDescribe). */
+    /** One line of kafka-features describe (FeatureCommand.handleDescribe's format, its levelToString). */
     String describeLine(String name, int lo, int hi, int fin, long epoch) {
-        String l = String.valueOf(lo), h = String.valueOf(hi), f = String.valueOf(fin);
-        if (name.equals(MetadataVersion.FEATURE_NAME)) {
-            l = mvName(lo);
-            h = mvName(hi);
-            f = mvName(fin);
-        }
         return String.format("Feature: %s\tSupportedMinVersion: %s\tSupportedMaxVersion: %s\tFinalizedVersionLevel: %s\tEpoch: %s",
-            name, l, h, f, epoch);
+            name, level(name, lo), level(name, hi), level(name, fin), epoch);
     }
 
-    String mvName(int level) {
-        try {
-            return MetadataVersion.fromFeatureLevel((short) level).version();
-        } catch (IllegalArgumentException e) {
-            return String.valueOf(level);
-        }
+    static String level(String name, int level) {
+        return org.apache.kafka.tools.KfcFeatureCommand.levelToString(name, (short) level);
     }
 }

@@ -15,6 +15,11 @@ import java.util.Map;
 public final class KfcFeatureCommand {
     private KfcFeatureCommand() { }
 
+    /** kafka-features' own rendering of a level (a metadata.version by its name when this release knows it). */
+    public static String levelToString(String feature, short level) {
+        return FeatureCommand.levelToString(feature, level);
+    }
+
     /** What the command prints on stdout; a failure is thrown with those lines in `printed`. */
     public static String featureDependencies(List<String> features, List<Feature> valid, StringBuilder printed) throws Exception {
         Map<String, Object> attrs = new HashMap<>();
