@@ -19,8 +19,7 @@ _NODE_LISTS = ("controllers", "brokers")
 
 def release_profile(version: str) -> str:
     """The profile a release behaves as: its patch profile if the suite has one, else its minor's."""
-    from reference_impl import load_profile
-    from reference_impl._errors import InputError
+    from reference_impl import InputError, load_profile
 
     for name in (f"kafka-{version}", "kafka-" + ".".join(version.split(".")[:2])):
         try:
@@ -33,7 +32,7 @@ def release_profile(version: str) -> str:
 class KafkaJvmTarget(SubprocessTarget):
     """The harness JVM of one release; foreign nodes' ranges and malformed commands translated here."""
 
-    def __init__(self, version: str, **options: float):
+    def __init__(self, version: str, *, timeout: float = 30.0, start_timeout: float = 60.0):
         from conformance.realkafka.harness import build
         from reference_impl import load_profile
 
@@ -41,11 +40,11 @@ class KafkaJvmTarget(SubprocessTarget):
         self.harness = build(version)
         self.own_profile = release_profile(version)
         self.release_name = load_profile(self.own_profile).release
-        super().__init__(self.harness.argv(self.own_profile, f"kafka-jvm:{version}"), **options)
+        super().__init__(self.harness.argv(self.own_profile, f"kafka-jvm:{version}"), timeout=timeout,
+                         start_timeout=start_timeout)
 
     def _foreign(self, software: Any) -> bool:
-        from reference_impl import load_profile
-        from reference_impl._errors import InputError
+        from reference_impl import InputError, load_profile
 
         if not isinstance(software, str) or not software:
             return False
@@ -55,12 +54,12 @@ class KafkaJvmTarget(SubprocessTarget):
             return False
 
     def _translate_node(self, spec: dict[str, Any], role: str) -> dict[str, Any]:
-        from reference_impl._cluster import node_from_spec
+        from reference_impl import load_profile
 
         if spec.get("ranges") is not None or not self._foreign(spec.get("software")):
             return spec
-        node = node_from_spec({**spec, "id": spec.get("id", spec.get("node", 0))}, role, self.own_profile)
-        return {**spec, "ranges": {k: list(v) for k, v in node.ranges().items()}}
+        ranges = load_profile(spec["software"]).supported(role, bool(spec.get("unstable", False)))
+        return {**spec, "ranges": {k: list(v) for k, v in ranges.items()}}
 
     def translate(self, command: dict[str, Any]) -> dict[str, Any]:
         cmd = dict(command)
@@ -82,16 +81,16 @@ class KafkaJvmTarget(SubprocessTarget):
         super().reset(profile if profile is not None and not self._foreign(profile) else self.own_profile)
 
     def apply(self, command: dict[str, Any]) -> dict[str, Any]:
-        from reference_impl import OPS
-        from reference_impl._command_schema import command_problem
+        from conformance.model import fast_check
+        from reference_impl import OPS, Cluster
 
         op = command.get("op") if isinstance(command, dict) else None
-        if op in OPS and isinstance(op, str):
-            problem = command_problem(op, command)
-        else:
-            problem = f"unknown op {op!r}; known ops: {', '.join(OPS)}"
-        if problem is not None:
-            return {"op": op, "error": "INVALID_COMMAND", "error_code": None, "message": problem}
+        if not isinstance(op, str) or op not in OPS or not fast_check("command.schema.json", f"/$defs/{op}")(command):
+            # Possibly malformed: the protocol's INVALID_COMMAND, worded as the reference words it
+            # (a fresh reference cluster refuses a malformed command before doing anything).
+            out = Cluster(self.own_profile).apply(command)
+            if out.get("rule") == "CMD-01":
+                return out
         return super().apply(self.translate(command))
 
 
@@ -103,7 +102,7 @@ def kfc_make_target(spec: str) -> Target | None:
     version = arg.strip()
     if not version:
         raise ValueError("target 'kafka-jvm:': give a Kafka release, e.g. kafka-jvm:4.1.1")
-    return KafkaJvmTarget(version, timeout=30.0, start_timeout=60.0)
+    return KafkaJvmTarget(version)
 
 
 @hookimpl
