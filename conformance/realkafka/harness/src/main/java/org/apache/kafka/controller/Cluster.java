@@ -67,6 +67,7 @@ final class Cluster {
     int active = DEFAULT_CONTROLLER;
     boolean staticQuorum = true;
     final Map<Integer, Map<String, VersionRange>> brokers = new LinkedHashMap<>();  // brokers that have run
+    final Map<Integer, String> software = new HashMap<>();  // the release a node says it runs (for messages)
     final List<ObjectNode> log = new ArrayList<>();
     long nextOffset;
 
@@ -85,6 +86,7 @@ final class Cluster {
         active = DEFAULT_CONTROLLER;
         staticQuorum = true;
         brokers.clear();
+        software.clear();
         log.clear();
         replayed.clear();
         nextOffset = 0;
@@ -445,6 +447,7 @@ final class Cluster {
         }
         ControllerResult<BrokerRegistrationReply> result = shim.registerBroker(this, sent, version);
         brokers.put(id, ranges);
+        software.put(id, cmd.hasNonNull("software") ? cmd.get("software").asText() : software.getOrDefault(id, profile));
         out.set("records", append(result.records()));
         out.put("broker_epoch", clusterControl.brokerRegistrations().get(id).epoch());
         return ok(out);
@@ -567,7 +570,7 @@ final class Cluster {
         out.put("version", version);
         if (version < 0 || version > vmax) {
             return err(out, Errors.UNSUPPORTED_VERSION, "ApiVersions version " + version + " is not supported by node "
-                + id + " (" + profile + ": 0-" + vmax + ")");
+                + id + " (" + software.getOrDefault(id, profile) + ": 0-" + vmax + ")");
         }
         if (version < 3) {
             out.putNull("supported");
