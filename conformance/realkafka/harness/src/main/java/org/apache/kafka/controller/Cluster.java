@@ -369,9 +369,16 @@ final class Cluster {
         nextOffset = start;
         formatted = true;
         ArrayNode written = KfcHarness.JSON.createArrayNode();
-        for (ApiMessage m : recs) {
-            if (m instanceof RegisterBrokerRecord) ((RegisterBrokerRecord) m).setBrokerEpoch(nextOffset);
-            written.add(appendOne(m));
+        try {
+            for (ApiMessage m : recs) {
+                if (m instanceof RegisterBrokerRecord) ((RegisterBrokerRecord) m).setBrokerEpoch(nextOffset);
+                written.add(appendOne(m));
+            }
+        } catch (RuntimeException e) {
+            // This release's active controller cannot replay the stated level (FeatureControlManager.replay):
+            // Kafka's controller could not run in that state.
+            formatted = false;
+            return err(out, Errors.UNKNOWN_SERVER_ERROR, e.getMessage());
         }
         out.set("records", written);
         return ok(out);
