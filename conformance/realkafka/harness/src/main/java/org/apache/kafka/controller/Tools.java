@@ -116,7 +116,14 @@ final class Tools {
                 return Cluster.toolError(out, rootMessage(e), List.of());
             }
             BootstrapMetadata boot = new BootstrapDirectory(data.toString()).read();
-            boolean dynamic = !staticVoters;
+            // kraft.version is not in the bootstrap file: Formatter.effectiveKRaftFeatureLevel's default is
+            // 1 exactly when the Formatter has a dynamic quorum, which this release's Formatter tells.
+            String initial = null;
+            int at = argv.indexOf("--initial-controllers");
+            if (at >= 0) initial = argv.get(at + 1);
+            else if (qflags.contains("standalone")) initial = ids.get(0) + "@127.0.0.1:9093:" + Cluster.uuidOf("dir-" + ids.get(0));
+            boolean dynamic = org.apache.kafka.metadata.storage.KfcFormatterProbe.hasDynamicQuorum(initial,
+                qflags.contains("no_initial_controllers"), !staticVoters);
             short kraftLevel = (short) (dynamic ? 1 : 0);
             for (String f : features) {
                 String[] kv = f.split("=", 2);
