@@ -37,6 +37,7 @@ class KafkaJvmTarget(SubprocessTarget):
         from reference_impl import load_profile
 
         self.version = version
+        self._software = {}
         self.harness = build(version)
         self.own_profile = release_profile(version)
         self.release_name = load_profile(self.own_profile).release
@@ -65,9 +66,27 @@ class KafkaJvmTarget(SubprocessTarget):
         ranges = load_profile(spec["software"]).supported(role, bool(spec.get("unstable", False)))
         return {**spec, "ranges": {k: list(v) for k, v in ranges.items()}}
 
+    def _remember(self, cmd: dict[str, Any]) -> None:
+        """The software each node last ran: a register without one restarts it on the same release."""
+        op = cmd.get("op")
+        if op in ("format", "restore_state"):
+            self._software = {}
+            default = cmd.get("software") if op == "format" else None
+            for key in _NODE_LISTS:
+                for s in cmd.get(key) or []:
+                    software = (s.get("software") or default) if isinstance(s, dict) else None
+                    if isinstance(software, str):
+                        self._software[(key == "controllers", s.get("id"))] = software
+        elif op == "register" and cmd.get("software"):
+            self._software[(cmd.get("role") == "controller", cmd.get("node"))] = cmd["software"]
+
     def translate(self, command: dict[str, Any]) -> dict[str, Any]:
         cmd = dict(command)
+        self._remember(cmd)
         if cmd.get("op") == "register":
+            known = self._software.get((cmd.get("role") == "controller", cmd.get("node")))
+            if not cmd.get("software") and cmd.get("ranges") is None and known:
+                cmd["software"] = known
             cmd = self._translate_node(cmd, cmd.get("role", "broker"))
         default = cmd.get("software") if cmd.get("op") == "format" else None
         for key in _NODE_LISTS:
@@ -79,7 +98,10 @@ class KafkaJvmTarget(SubprocessTarget):
             cmd["controllers"] = [self._translate_node({"id": 3000, "software": default}, "controller")]
         return cmd
 
+    _software: dict[tuple[bool, Any], str]
+
     def reset(self, profile: str | None = None) -> None:
+        self._software = {}
         # The harness runs one release: a profile of that release is named as asked, any other is
         # answered with the release's own (the suite then compares against what it asked for).
         super().reset(profile if profile is not None and not self._foreign(profile) else self.own_profile)

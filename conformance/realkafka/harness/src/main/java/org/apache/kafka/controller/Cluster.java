@@ -487,6 +487,7 @@ final class Cluster {
             return err(out, Errors.UNKNOWN_SERVER_ERROR, e.getMessage());
         }
         ControllerResult<Void> result = clusterControl.registerController(data);
+        if (cmd.hasNonNull("software")) software.put(id, cmd.get("software").asText());
         boolean restarted = id == active && !ranges.equals(controllers.get(id));
         controllers.put(id, ranges);
         out.set("records", append(result.records()));
@@ -517,8 +518,10 @@ final class Cluster {
             UpdateFeaturesRequestData.FeatureUpdateKey key = new UpdateFeaturesRequestData.FeatureUpdateKey()
                 .setFeature(u.get("feature").asText())
                 .setMaxVersionLevel((short) u.get("level").asInt());
-            String t = u.path("upgrade_type").asText("UPGRADE");
-            byte code = (byte) (t.equals("UPGRADE") ? 1 : t.equals("SAFE_DOWNGRADE") ? 2 : t.equals("UNSAFE_DOWNGRADE") ? 3 : 0);
+            JsonNode ut = u.path("upgrade_type");
+            String t = ut.asText("UPGRADE");
+            byte code = ut.isInt() ? (byte) ut.asInt()  // the wire code itself
+                : (byte) (t.equals("UPGRADE") ? 1 : t.equals("SAFE_DOWNGRADE") ? 2 : t.equals("UNSAFE_DOWNGRADE") ? 3 : 0);
             // v0 carries AllowDowngrade only; v1+ the UpgradeType (UpdateFeaturesRequestData's versions).
             if (version == 0) key.setAllowDowngrade(code == 2 || code == 3);
             else key.setUpgradeType(code);
