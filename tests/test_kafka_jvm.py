@@ -101,6 +101,15 @@ def test_malformed_commands_never_reach_the_jvm(target: Any) -> None:
     assert target.apply({"op": "nope"})["error"] == "INVALID_COMMAND"
 
 
+def test_an_unusable_release_is_one_clear_error() -> None:
+    from conformance.targets import make_target
+
+    with pytest.raises(ValueError, match=r"^target 'kafka-jvm:bogus': 'bogus' is not a Kafka release version"):
+        make_target("kafka-jvm:bogus")
+    with pytest.raises(ValueError, match=r"3\.8\.1: the kafka-jvm harness has no shim for this release line"):
+        make_target("kafka-jvm:3.8.1")  # refused before anything is fetched
+
+
 def test_kfc_check_against_kafka_4_1_1_conforms(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-m", "kfc", "check", "--no-spark", "--target", f"kafka-jvm:{VERSION}",

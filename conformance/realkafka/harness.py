@@ -70,6 +70,7 @@ def build(version: str) -> Harness:
     """The harness of `version`, compiled on first use (the release is fetched first if needed)."""
     from conformance.report import cache_dir
 
+    shim_line(version)  # a release line without a shim fails before anything is downloaded
     release = fetch(version)
     home = cache_dir() / "harness" / version / source_hash(version)
     classes = home / "classes"

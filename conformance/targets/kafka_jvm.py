@@ -128,7 +128,12 @@ def kfc_make_target(spec: str) -> Target | None:
     version = arg.strip()
     if not version:
         raise ValueError("target 'kafka-jvm:': give a Kafka release, e.g. kafka-jvm:4.1.1")
-    return KafkaJvmTarget(version)
+    from conformance.realkafka.releases import FetchError
+
+    try:
+        return KafkaJvmTarget(version)
+    except FetchError as e:  # no Java/Maven/network, an unknown release, no shim: one line for the user
+        raise ValueError(f"target 'kafka-jvm:{version}': {e}") from None
 
 
 @hookimpl
