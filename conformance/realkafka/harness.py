@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .releases import FetchError, Release, fetch
+from .releases import FetchError, Release, _check_version, fetch
 
 HERE = Path(__file__).resolve().parent / "harness"
 CORE = HERE / "src" / "main" / "java"
@@ -70,6 +70,7 @@ def build(version: str) -> Harness:
     """The harness of `version`, compiled on first use (the release is fetched first if needed)."""
     from conformance.report import cache_dir
 
+    _check_version(version)
     shim_line(version)  # a release line without a shim fails before anything is downloaded
     release = fetch(version)
     home = cache_dir() / "harness" / version / source_hash(version)
