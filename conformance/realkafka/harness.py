@@ -96,4 +96,7 @@ def build(version: str) -> Harness:
     (tmp / _DONE).write_text(f"{version} {seconds:.1f}s\n")
     shutil.rmtree(home, ignore_errors=True)
     tmp.rename(home)
+    for old in home.parent.iterdir():  # builds of earlier sources of this release are of no use any more
+        if old.name != home.name and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)
     return Harness(release, classes, seconds)
