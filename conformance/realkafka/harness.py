@@ -94,6 +94,9 @@ def build(version: str) -> Harness:
         raise HarnessError(f"Kafka {version}: the kafka-jvm harness does not compile against this release: {first}")
     seconds = time.monotonic() - start
     (tmp / _DONE).write_text(f"{version} {seconds:.1f}s\n")
+    if (home / _DONE).is_file():  # another process built it meanwhile (and may be running it): keep that one
+        shutil.rmtree(tmp, ignore_errors=True)
+        return Harness(release, classes, seconds)
     shutil.rmtree(home, ignore_errors=True)
     tmp.rename(home)
     for old in home.parent.iterdir():  # builds of earlier sources of this release are of no use any more
