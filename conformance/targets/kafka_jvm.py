@@ -82,7 +82,6 @@ class KafkaJvmTarget(SubprocessTarget):
 
     def translate(self, command: dict[str, Any]) -> dict[str, Any]:
         cmd = dict(command)
-        self._remember(cmd)
         if cmd.get("op") == "register":
             known = self._software.get((cmd.get("role") == "controller", cmd.get("node")))
             if not cmd.get("software") and cmd.get("ranges") is None and known:
@@ -117,7 +116,10 @@ class KafkaJvmTarget(SubprocessTarget):
             out = Cluster(self.own_profile).apply(command)
             if out.get("rule") == "CMD-01":
                 return out
-        return super().apply(self.translate(command))
+        out = super().apply(self.translate(command))
+        if out.get("error") == "NONE":
+            self._remember(command)  # as the reference: a refused registration changes no node's release
+        return out
 
 
 @hookimpl
