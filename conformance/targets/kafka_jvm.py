@@ -77,8 +77,12 @@ class KafkaJvmTarget(SubprocessTarget):
                     software = (s.get("software") or default) if isinstance(s, dict) else None
                     if isinstance(software, str):
                         self._software[(key == "controllers", s.get("id"))] = software
-        elif op == "register" and cmd.get("software"):
-            self._software[(cmd.get("role") == "controller", cmd.get("node"))] = cmd["software"]
+        elif op == "register":
+            key = (cmd.get("role") == "controller", cmd.get("node"))
+            if cmd.get("software"):
+                self._software[key] = cmd["software"]
+            elif cmd.get("ranges") is not None:
+                self._software.pop(key, None)  # explicit ranges: the node runs the cluster's default release
 
     def translate(self, command: dict[str, Any]) -> dict[str, Any]:
         cmd = dict(command)

@@ -454,7 +454,7 @@ final class Cluster {
         }
         ControllerResult<BrokerRegistrationReply> result = shim.registerBroker(this, sent, version);
         brokers.put(id, ranges);
-        software.put(id, cmd.hasNonNull("software") ? cmd.get("software").asText() : software.getOrDefault(id, profile));
+        software.put(id, cmd.hasNonNull("software") ? cmd.get("software").asText() : profile);
         out.set("records", append(result.records()));
         out.put("broker_epoch", clusterControl.brokerRegistrations().get(id).epoch());
         return ok(out);
