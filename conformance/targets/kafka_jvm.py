@@ -78,11 +78,11 @@ class KafkaJvmTarget(SubprocessTarget):
                     if isinstance(software, str):
                         self._software[(key == "controllers", s.get("id"))] = software
         elif op == "register":
-            key = (cmd.get("role") == "controller", cmd.get("node"))
+            node_key = (cmd.get("role") == "controller", cmd.get("node"))
             if cmd.get("software"):
-                self._software[key] = cmd["software"]
+                self._software[node_key] = cmd["software"]
             elif cmd.get("ranges") is not None:
-                self._software.pop(key, None)  # explicit ranges: the node runs the cluster's default release
+                self._software.pop(node_key, None)  # explicit ranges: the node runs the cluster's default release
 
     def translate(self, command: dict[str, Any]) -> dict[str, Any]:
         cmd = dict(command)
