@@ -178,6 +178,9 @@ class Grammar:
         self.stray_broker, self.absent_node = 4, 99
         self.visible: set[int] | None = None
         self.synthetic_only = False
+        # A target that runs one release's code (kafka-jvm) runs its controllers only on that release:
+        # the profiles it can run (None: any).  Draws stay the same; only the software drawn is replaced.
+        self.active_software: frozenset[str] | None = None
 
     def live(self, ids: set[int]) -> Grammar:
         """Set the pools for a live cluster whose nodes have these ids."""
@@ -231,7 +234,7 @@ class Grammar:
         n_ctl = ch.pick((1, 2, 3, 1), "controllers")
         controllers: list[dict[str, Any]] = [{"id": FIRST_CONTROLLER + i} for i in range(n_ctl)]
         if n_ctl > 1 and ch.chance(0.2, "mixed controller software"):
-            controllers[-1]["software"] = self.software(ch)
+            controllers[-1]["software"] = self._controller_software(self.software(ch))
         cmd: dict[str, Any] = {"op": "format", "controllers": controllers}
         if valid:
             dynamic_ok = [v for v in prod if v >= DYNAMIC_QUORUM_MV]
@@ -331,8 +334,16 @@ class Grammar:
 
     def register_controller(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
         ids = list(cluster.voters) + ([FIRST_CONTROLLER + 7] if ch.chance(0.1, "not a voter") else [])
-        return {"op": "register", "role": "controller", "node": ch.pick(ids, "controller"),
-                "software": self.software(ch)}
+        node = ch.pick(ids, "controller")
+        return {"op": "register", "role": "controller", "node": node,
+                "software": self._controller_software(self.software(ch))}
+
+    def _controller_software(self, software: str) -> str:
+        """A controller's software, kept on what the target can run (a standby's own code, e.g. its
+        ApiVersions, is the target's release too)."""
+        if self.active_software is None or software in self.active_software:
+            return software
+        return self.profile.name if self.profile.name in self.active_software else min(self.active_software)
 
     def start_up_registrations(self, ch: Chooser, cluster: Cluster) -> list[dict[str, Any]]:
         """Real controllers register themselves at start-up (KIP-919): mostly all of them, sometimes
@@ -350,8 +361,9 @@ class Grammar:
         old controller's registration must hold the upgrade back (KIP-919)."""
         p = self.profile
         older = self.names[: self.names.index(p.name)] or [p.name]
-        roll = {"op": "register", "role": "controller", "node": ch.pick(list(cluster.voters), "controller"),
-                "software": ch.pick(older[::-1], "older release")}
+        node = ch.pick(list(cluster.voters), "controller")
+        roll = {"op": "register", "role": "controller", "node": node,
+                "software": self._controller_software(ch.pick(older[::-1], "older release"))}
         upgrade = {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
                    "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}
         # Upgraded first, a standby then rolled back below the finalized level cannot replay it (REPLAY-01).

@@ -122,6 +122,9 @@ def _quorum(cmd: dict[str, Any]) -> tuple[list[str], bool]:
     return flags, (not flags) if voters is None else bool(voters)
 
 
+_QUORUM_SHORT = {"standalone": "-s", "no_initial_controllers": "-N", "initial_controllers": "-I"}
+
+
 def format_levels(p: Profile, cmd: dict[str, Any]) -> tuple[MetadataVersion, dict[str, int], bool]:
     """Formatter: metadata.version, every feature level and whether the quorum is dynamic."""
     style = p.behaviour["format_style"]
@@ -135,7 +138,8 @@ def format_levels(p: Profile, cmd: dict[str, Any]) -> tuple[MetadataVersion, dic
         if flags and style == "3.7":
             raise ToolError("unrecognized arguments: '--feature'", "KIP1022-FMT-14")
     if len(qflags) > 1:
-        a, b = (f"--{x.replace('_', '-')}" for x in qflags[:2])
+        # argparse4j names each option with its short form (StorageTool.scala:330-340@4.1.1: -s, -N, -I).
+        a, b = (f"--{x.replace('_', '-')}/{_QUORUM_SHORT[x]}" for x in qflags[:2])
         raise ToolError(f"argument {b}: not allowed with argument {a}", "KIP1022-FMT-13")
     if style == "3.8" and rv is not None and flags:
         raise ToolError("Both --release-version and --feature were set. Only one of the two flags can be set.",
@@ -301,6 +305,19 @@ def version_mapping(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# scala.MatchError's message for a String[] (`[Ljava.lang.String;@1b6d3586 (of class [Ljava.lang.String;)`),
+# the identity hash written "@…" (the kafka-jvm harness writes Kafka's that way too).
+MATCH_ERROR_STRING_ARRAY = "[Ljava.lang.String;@… (of class [Ljava.lang.String;)"
+
+
+def _java_split(text: str, sep: str) -> list[str]:
+    """String.split(regex) without a limit: trailing empty strings are removed."""
+    parts = text.split(sep)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
 def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
     """feature-dependencies of kafka-storage (default) or kafka-features (`tool`, 4.0+): lines are
     printed in argument order, so a failure leaves the earlier features' lines on stdout
@@ -328,8 +345,11 @@ def feature_dependencies(p: Profile, cmd: dict[str, Any]) -> dict[str, Any]:
                     raise ToolError(f"Can't parse feature=level string {item}: unable to parse {raw} as a short.",
                                     "KIP1022-DEP-02") from None
                 item = f"{name}={level}"
-            if item.count("=") != 1 and not (trims and "=" in item):
-                # 4.0/4.1 die with scala.MatchError here; the 4.2 text is the clear equivalent.
+            if not trims and len(_java_split(item, "=")) != 2:
+                # 4.0/4.1: `val Array(featureName, versionStr) = featureArg.split("=")` (StorageTool.scala:209@4.1.1)
+                # throws scala.MatchError on the String[]: its message, with the array's identity hash as "@…".
+                raise ToolError(MATCH_ERROR_STRING_ARRAY, "KIP1022-DEP-02")
+            if trims and "=" not in item:
                 raise ToolError(f"Invalid feature format: {item}. Expected format: 'feature=version' "
                                 "(e.g. 'group.version=1')", "KIP1022-DEP-02")
             name, _, raw = item.partition("=")

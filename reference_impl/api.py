@@ -154,7 +154,11 @@ class Cluster:
     # -- ops --------------------------------------------------------------------------------
     def _op_format(self, cmd: dict[str, Any]) -> dict[str, Any]:
         specs = cmd.get("controllers") or [{"id": DEFAULT_CONTROLLER_ID}]
-        controllers = [node_from_spec(s, "controller", cmd.get("software", self.default_software)) for s in specs]
+        # kafka-storage reads unstable.feature.versions.enable from the node's own configuration, so the
+        # formatted controllers run with it (StorageTool.scala:125@4.1.1); a spec may say otherwise.
+        unstable = bool(cmd.get("unstable", False))
+        controllers = [node_from_spec({"unstable": unstable, **s}, "controller", cmd.get("software", self.default_software))
+                       for s in specs]
         p = load_profile(cmd["profile"]) if cmd.get("profile") else controllers[0].profile
         out: dict[str, Any] = {"op": "format", "profile": p.name}
         mv, levels, dynamic = tools.format_levels(p, cmd)

@@ -237,3 +237,42 @@ def test_controllers_report_kraft_version_from_3_9_1(profile: str, listed: bool)
     controller = ok(c.apply({"op": "api_versions", "node": 3000}))
     assert ("kraft.version" in controller["finalized"]) is listed, controller
     assert ok(c.apply({"op": "api_versions", "node": 1}))["finalized"]["kraft.version"] == 1
+
+
+# -- found by the kafka-jvm harness (Kafka 4.1.1's own classes; tests/test_kafka_jvm.py) ---------------
+
+@pytest.mark.rule("KIP1022-FMT-10", "pass")
+def test_controllers_formatted_with_unstable_run_with_unstable_ranges() -> None:
+    # kafka-storage takes --unstable from the node's unstable.feature.versions.enable
+    # (StorageTool.scala:125@4.1.1: config.unstableFeatureVersionsEnabled), the same setting the controller
+    # then runs with: QuorumFeatures.defaultSupportedFeatureMap(true) reaches latestTesting (4.2-IV1 = 29 in
+    # 4.1.1).  The harness answered [7, 29]; a stable controller could not even replay 4.2-IV0.
+    c = Cluster("kafka-4.1")
+    ok(c.apply({"op": "format", "release_version": "4.2-IV0", "unstable": True}))
+    out = ok(c.apply({"op": "describe", "node": 3000}))
+    assert out["supported"][MV] == [7, 29], out
+    c = Cluster("kafka-4.1")
+    ok(c.apply({"op": "format", "controllers": [{"id": 3000, "unstable": False}], "release_version": "4.1-IV1",
+                "unstable": True}))
+    assert ok(c.apply({"op": "describe", "node": 3000}))["supported"][MV] == [7, 27]  # a spec may say otherwise
+
+
+@pytest.mark.rule("KIP584-REPLAY-01", "fail")
+def test_a_controller_that_cannot_replay_a_level_fails_with_feature_control_managers_words() -> None:
+    # FeatureControlManager.replay (FeatureControlManager.java:434-437@4.1.1, the same text 3.7-4.2):
+    # "Tried to apply FeatureLevelRecord " + record + ", but this controller only supports versions " + range.
+    c = Cluster("kafka-4.2")
+    ok(c.apply({"op": "format", "controllers": [{"id": 3000}, {"id": 3001}]}))
+    out = c.apply({"op": "register", "role": "controller", "node": 3001, "software": "kafka-4.1"})
+    assert out["error"] == "UNKNOWN_SERVER_ERROR", out
+    assert out["message"] == ("Tried to apply FeatureLevelRecord FeatureLevelRecord(name='metadata.version', "
+                              "featureLevel=29), but this controller only supports versions 7-27"), out
+
+
+@pytest.mark.rule("KIP1022-FMT-13", "fail")
+def test_exclusive_quorum_flags_are_named_with_their_short_forms() -> None:
+    # argparse4j names an option by all its flags (StorageTool.scala:330-340@4.1.1: --standalone/-s,
+    # --no-initial-controllers/-N, --initial-controllers/-I); Kafka 4.1.1's parser answered exactly this.
+    out = refused(Cluster("kafka-4.1").apply({"op": "format", "standalone": True, "no_initial_controllers": True}),
+                  "TOOL_ERROR", "KIP1022-FMT-13")
+    assert out["message"] == "argument --no-initial-controllers/-N: not allowed with argument --standalone/-s", out

@@ -10,7 +10,7 @@ import pytest
 from conformance.live.checks import example_precondition
 from conformance.plugin import live_context
 from conformance.session import Session
-from conformance.suite._support import load_traces, needs, run_steps
+from conformance.suite._support import load_traces, needs, needs_active_software, run_steps
 
 EXAMPLES = {t["id"]: t for t in load_traces("examples")}
 
@@ -53,6 +53,7 @@ def test_example(request: pytest.FixtureRequest, example_id: str, kfc_target: An
             pytest.skip(f"precondition: {failed}")
     else:
         needs(example, kfc_capabilities)
+        needs_active_software(example, kfc_target.active_software)
     session = Session(kfc_target, example["profile"])
     commands = [s["command"] for s in example["steps"][first:]]
     try:

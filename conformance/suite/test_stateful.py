@@ -89,6 +89,7 @@ class FeatureMachine(RuleBasedStateMachine):
         super().__init__()
         self.run.last = self
         self.grammar = Grammar(self.run.profile)
+        self.grammar.active_software = self.run.target.active_software
         live = self.run.live
         self.live = live is not None
         self.mutate = live is None or "mutate" in live.tiers

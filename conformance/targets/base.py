@@ -29,6 +29,8 @@ class Target(abc.ABC):
     name = "target"
     profile: str | None = None
     capabilities: frozenset[str] | None = None  # None: every op of the contract
+    # Profiles the active controller can be restarted on (a harness of one release's code); None: any.
+    active_software: frozenset[str] | None = None
 
     def hello(self) -> dict[str, Any]:
         caps = self.capabilities if self.capabilities is not None else all_ops()

@@ -1,0 +1,105 @@
+"""Kafka's own classes as a target: the Java harness in `harness/` (a Maven module for IDEs; built
+here with javac against the release's jars), compiled on first use into the per-user cache
+(`CACHE/harness/<version>/<hash of the sources>/classes`) and started as a JSON-lines target.
+
+The sources are the common core (`harness/src/main/java`) plus one release line's shim
+(`harness/shims/<line>/`): the few calls whose signatures move between releases."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .releases import FetchError, Release, _check_version, fetch
+
+HERE = Path(__file__).resolve().parent / "harness"
+CORE = HERE / "src" / "main" / "java"
+SHIMS = HERE / "shims"
+MAIN_CLASS = "org.apache.kafka.controller.KfcHarness"
+_DONE = ".kfc-complete"
+
+
+class HarnessError(FetchError):
+    """The harness could not be built; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Harness:
+    """A built harness for one release: the java command line that starts it."""
+
+    release: Release
+    classes: Path
+    build_seconds: float  # 0.0 when it came from the cache
+
+    def argv(self, profile: str, name: str) -> list[str]:
+        java = shutil.which("java") or "java"
+        cp = os.pathsep.join([str(self.classes), *(str(j) for j in self.release.classpath)])
+        # A small, quickly started JVM: the harness is single-threaded and short-lived.
+        return [java, "-Xss4m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                "-cp", cp, MAIN_CLASS, profile, name]
+
+
+def shim_line(version: str) -> str:
+    """The shim of a release: its own line if there is one, else the newest line below it."""
+    want = tuple(int(x) for x in version.split(".")[:2])
+    lines = sorted((tuple(int(x) for x in p.name.split(".")), p.name) for p in SHIMS.iterdir() if p.is_dir())
+    below = [name for key, name in lines if key <= want]
+    if not below:
+        raise HarnessError(f"Kafka {version}: the kafka-jvm harness has no shim for this release line")
+    return below[-1]
+
+
+def sources(version: str) -> list[Path]:
+    line = shim_line(version)
+    return sorted(CORE.rglob("*.java")) + sorted((SHIMS / line).rglob("*.java"))
+
+
+def source_hash(version: str) -> str:
+    h = hashlib.sha256()
+    for p in sources(version):
+        h.update(p.relative_to(HERE).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def build(version: str) -> Harness:
+    """The harness of `version`, compiled on first use (the release is fetched first if needed)."""
+    from conformance.report import cache_dir
+
+    _check_version(version)
+    shim_line(version)  # a release line without a shim fails before anything is downloaded
+    release = fetch(version)
+    home = cache_dir() / "harness" / version / source_hash(version)
+    classes = home / "classes"
+    if (home / _DONE).is_file():
+        return Harness(release, classes, 0.0)
+    javac = shutil.which("javac")
+    if javac is None:
+        raise HarnessError("javac not found: install a JDK 17 (e.g. `apt-get install openjdk-17-jdk-headless`)")
+    tmp = home.with_name(f".{home.name}.part-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "classes").mkdir(parents=True)
+    cp = os.pathsep.join(str(j) for j in release.classpath)
+    start = time.monotonic()
+    proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp / "classes"), "-cp", cp,
+                           *(str(p) for p in sources(version))],
+                          capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        first = next((ln for ln in proc.stderr.splitlines() if "error:" in ln), proc.stderr.strip()[:300])
+        raise HarnessError(f"Kafka {version}: the kafka-jvm harness does not compile against this release: {first}")
+    seconds = time.monotonic() - start
+    (tmp / _DONE).write_text(f"{version} {seconds:.1f}s\n")
+    if (home / _DONE).is_file():  # another process built it meanwhile (and may be running it): keep that one
+        shutil.rmtree(tmp, ignore_errors=True)
+        return Harness(release, classes, seconds)
+    shutil.rmtree(home, ignore_errors=True)
+    tmp.rename(home)
+    for old in home.parent.iterdir():  # builds of earlier sources of this release are of no use any more
+        if old.name != home.name and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)
+    return Harness(release, classes, seconds)

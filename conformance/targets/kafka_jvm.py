@@ -1,0 +1,147 @@
+"""`kafka-jvm:VERSION`: Apache Kafka's own controller and tool classes of one release, behind the
+JSON-lines protocol (conformance/realkafka/harness).
+
+The harness runs one release.  What it cannot know is translated here, and only here: a node
+of *another* release (`software`) is sent with that release's supported ranges from the project's
+catalogue (fixtures/release-dumps), and a malformed command is answered INVALID_COMMAND by the
+command schema, as the protocol requires, before it reaches the JVM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Target
+from .hookspecs import hookimpl
+from .jsonlines import SubprocessTarget
+
+_NODE_LISTS = ("controllers", "brokers")
+
+
+def release_profile(version: str) -> str:
+    """The profile a release behaves as: its patch profile if the suite has one, else its minor's."""
+    from reference_impl import InputError, load_profile
+
+    for name in (f"kafka-{version}", "kafka-" + ".".join(version.split(".")[:2])):
+        try:
+            return load_profile(name).name
+        except InputError:
+            continue
+    raise ValueError(f"kafka-jvm:{version}: the suite has no profile for Kafka {version}")
+
+
+class KafkaJvmTarget(SubprocessTarget):
+    """The harness JVM of one release; foreign nodes' ranges and malformed commands translated here."""
+
+    def __init__(self, version: str, *, timeout: float = 30.0, start_timeout: float = 60.0):
+        from conformance.realkafka.harness import build
+        from reference_impl import load_profile
+
+        self.version = version
+        self._software = {}
+        self.harness = build(version)
+        self.own_profile = release_profile(version)
+        self.release_name = load_profile(self.own_profile).release
+        super().__init__(self.harness.argv(self.own_profile, f"kafka-jvm:{version}"), timeout=timeout,
+                         start_timeout=start_timeout)
+        # Its active controller is this release's code: a restart on another release is not expressible.
+        from reference_impl import profile_names
+
+        self.active_software = frozenset(n for n in profile_names() if not self._foreign(n))
+
+    def _foreign(self, software: Any) -> bool:
+        from reference_impl import InputError, load_profile
+
+        if not isinstance(software, str) or not software:
+            return False
+        try:
+            return load_profile(software).release != self.release_name
+        except InputError:
+            return False
+
+    def _translate_node(self, spec: dict[str, Any], role: str) -> dict[str, Any]:
+        from reference_impl import load_profile
+
+        if spec.get("ranges") is not None or not self._foreign(spec.get("software")):
+            return spec
+        ranges = load_profile(spec["software"]).supported(role, bool(spec.get("unstable", False)))
+        return {**spec, "ranges": {k: list(v) for k, v in ranges.items()}}
+
+    def _remember(self, cmd: dict[str, Any]) -> None:
+        """The software each node last ran: a register without one restarts it on the same release."""
+        op = cmd.get("op")
+        if op in ("format", "restore_state"):
+            self._software = {}
+            default = cmd.get("software") if op == "format" else None
+            for key in _NODE_LISTS:
+                for s in cmd.get(key) or []:
+                    software = (s.get("software") or default) if isinstance(s, dict) else None
+                    if isinstance(software, str):
+                        self._software[(key == "controllers", s.get("id"))] = software
+        elif op == "register":
+            node_key = (cmd.get("role") == "controller", cmd.get("node"))
+            if cmd.get("software"):
+                self._software[node_key] = cmd["software"]
+            elif cmd.get("ranges") is not None:
+                self._software.pop(node_key, None)  # explicit ranges: the node runs the cluster's default release
+
+    def translate(self, command: dict[str, Any]) -> dict[str, Any]:
+        cmd = dict(command)
+        if cmd.get("op") == "register":
+            known = self._software.get((cmd.get("role") == "controller", cmd.get("node")))
+            if not cmd.get("software") and cmd.get("ranges") is None and known:
+                cmd["software"] = known
+            cmd = self._translate_node(cmd, cmd.get("role", "broker"))
+        default = cmd.get("software") if cmd.get("op") == "format" else None
+        for key in _NODE_LISTS:
+            if isinstance(cmd.get(key), list):
+                role = "controller" if key == "controllers" else "broker"
+                cmd[key] = [self._translate_node({"software": default, **s} if default else s, role)
+                            if isinstance(s, dict) else s for s in cmd[key]]
+        if cmd.get("op") == "format" and default and self._foreign(default) and not cmd.get("controllers"):
+            cmd["controllers"] = [self._translate_node({"id": 3000, "software": default}, "controller")]
+        return cmd
+
+    _software: dict[tuple[bool, Any], str]
+
+    def reset(self, profile: str | None = None) -> None:
+        self._software = {}
+        # The harness runs one release: a profile of that release is named as asked, any other is
+        # answered with the release's own (the suite then compares against what it asked for).
+        super().reset(profile if profile is not None and not self._foreign(profile) else self.own_profile)
+
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
+        from conformance.model import fast_check
+        from reference_impl import OPS, Cluster
+
+        op = command.get("op") if isinstance(command, dict) else None
+        if not isinstance(op, str) or op not in OPS or not fast_check("command.schema.json", f"/$defs/{op}")(command):
+            # Possibly malformed: the protocol's INVALID_COMMAND, worded as the reference words it
+            # (a fresh reference cluster refuses a malformed command before doing anything).
+            out = Cluster(self.own_profile).apply(command)
+            if out.get("rule") == "CMD-01":
+                return out
+        out = super().apply(self.translate(command))
+        if out.get("error") == "NONE":
+            self._remember(command)  # as the reference: a refused registration changes no node's release
+        return out
+
+
+@hookimpl
+def kfc_make_target(spec: str) -> Target | None:
+    kind, _, arg = spec.partition(":")
+    if kind != "kafka-jvm":
+        return None
+    version = arg.strip()
+    if not version:
+        raise ValueError("target 'kafka-jvm:': give a Kafka release, e.g. kafka-jvm:4.1.1")
+    from conformance.realkafka.releases import FetchError
+
+    try:
+        return KafkaJvmTarget(version)
+    except FetchError as e:  # no Java/Maven/network, an unknown release, no shim: one line for the user
+        raise ValueError(f"target 'kafka-jvm:{version}': {e}") from None
+
+
+@hookimpl
+def kfc_target_kinds() -> list[str]:
+    return ["kafka-jvm:VERSION"]

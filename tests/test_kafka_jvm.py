@@ -1,0 +1,123 @@
+"""kafka-jvm:VERSION: Apache Kafka's own classes behind the target protocol (conformance/realkafka/harness).
+
+Needs a JDK and the release's jars (Maven Central on first use, then the per-user cache).  The
+values asserted here come from Kafka 4.1.1's classes, not from the reference: FeatureControlManager's
+INVALID_UPDATE_VERSION text with QuorumFeatures' range, StorageTool's error for an unknown release
+version, BrokerRegistrationRequest's v3 filtering of min-0 ranges (KAFKA-17492).  The last test runs
+`kfc check` against the harness (a few minutes: the whole suite with the ci Hypothesis profile)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VERSION = "4.1.1"
+
+pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
+                                reason="needs a JDK and Maven (the harness is compiled against Kafka's jars)")
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[Any]:
+    from conformance.targets.kafka_jvm import KafkaJvmTarget
+
+    t = KafkaJvmTarget(VERSION)
+    try:
+        yield t
+    finally:
+        t.close()
+    assert t._proc is None or not t._proc.alive(), "the harness JVM outlived close()"
+
+
+def test_the_harness_is_built_into_the_user_cache_not_the_checkout() -> None:
+    from conformance.realkafka import harness
+    from conformance.report import cache_dir
+
+    built = harness.build(VERSION)
+    assert (built.classes / "org" / "apache" / "kafka" / "controller" / "KfcHarness.class").is_file()
+    assert built.classes.is_relative_to(cache_dir() / "harness" / VERSION)
+    assert built.classes.parent.name == harness.source_hash(VERSION)  # rebuilt when a source changes
+    assert not list((ROOT / "conformance" / "realkafka" / "harness").rglob("*.class"))
+    assert harness.shim_line("4.1.1") == "4.1"
+
+
+def test_handshake_names_the_release_and_leaves_out_what_it_cannot_run(target: Any) -> None:
+    hello = target.hello()
+    assert hello["name"] == f"kafka-jvm:{VERSION}" and hello["profile"] == "kafka-4.1.1"
+    caps = set(hello["capabilities"])
+    assert {"format", "register", "update_features", "api_versions", "describe", "state", "restore_state",
+            "version_mapping", "feature_dependencies"} <= caps
+    assert "load_coordinator" not in caps and "features_tool" not in caps  # not expressed yet: skipped, not faked
+    target.reset("kafka-4.1")
+    assert target.profile == "kafka-4.1"  # a profile of its own release is named as asked
+    target.reset("kafka-3.9")
+    assert target.profile == "kafka-4.1.1"  # another release: it says what it really runs
+
+
+def test_update_features_answers_with_kafkas_own_check(target: Any) -> None:
+    target.reset("kafka-4.1")
+    out = target.apply({"op": "format", "release_version": "3.9-IV0"})
+    assert out["error"] == "NONE" and out["metadata_version"] == {"level": 21, "name": "3.9-IV0"}, out
+    assert [r["type"] for r in out["records"]] == ["FeatureLevelRecord"]
+    reg = target.apply({"op": "register", "node": 1, "version": 3})
+    assert reg["error"] == "NONE", reg
+    # BrokerRegistrationRequest.Builder.build(3) leaves out ranges whose min is 0 (KAFKA-17492).
+    assert sorted(reg["sent_features"]) == ["metadata.version"], reg
+    out = target.apply({"op": "update_features", "updates": [{"feature": "metadata.version", "level": 99}]})
+    assert out["error"] == "INVALID_UPDATE_VERSION" and out["error_code"] == 95, out
+    assert out["message"] == ("The update failed for all features since the following feature had an error: "
+                              "Invalid update version 99 for feature metadata.version. "
+                              "Local controller 3000 only supports versions 7-27"), out
+    out = target.apply({"op": "update_features", "version": 1, "updates": [{"feature": "metadata.version", "level": 27}]})
+    assert out["error"] == "NONE" and out["results"] == {"metadata.version": {"error": "NONE", "message": "NONE"}}, out
+    state = target.apply({"op": "state"})
+    assert state["finalized"] == {"metadata.version": 27} and state["epoch"] == 2, state
+
+
+def test_the_tools_are_kafkas_storage_tool(target: Any) -> None:
+    target.reset("kafka-4.1")
+    out = target.apply({"op": "format", "release_version": "3.9-IV7"})
+    assert out["error"] == "TOOL_ERROR" and out["error_code"] is None
+    assert out["message"] == ("Version 3.9-IV7 is not a valid version. The minimum version is 3.3-IV3 and the "
+                              "maximum version is 4.2-IV1"), out
+    out = target.apply({"op": "feature_dependencies", "features": ["kraft.version"]})
+    assert out["message"] == "[Ljava.lang.String;@… (of class [Ljava.lang.String;)", out  # scala.MatchError
+    out = target.apply({"op": "version_mapping", "release_version": "4.0"})
+    assert out["lines"][0] == "metadata.version=25 (4.0)" and out["levels"]["group.version"] == 1, out
+
+
+def test_malformed_commands_never_reach_the_jvm(target: Any) -> None:
+    out = target.apply({"op": "register", "node": "1"})
+    assert out["error"] == "INVALID_COMMAND" and "node" in out["message"], out
+    assert target.apply({"op": "nope"})["error"] == "INVALID_COMMAND"
+
+
+def test_an_unusable_release_is_one_clear_error() -> None:
+    from conformance.targets import make_target
+
+    with pytest.raises(ValueError, match=r"^target 'kafka-jvm:bogus': 'bogus' is not a Kafka release version"):
+        make_target("kafka-jvm:bogus")
+    with pytest.raises(ValueError, match=r"3\.8\.1: the kafka-jvm harness has no shim for this release line"):
+        make_target("kafka-jvm:3.8.1")  # refused before anything is fetched
+
+
+def test_kfc_check_against_kafka_4_1_1_conforms(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "kfc", "check", "--no-spark", "--target", f"kafka-jvm:{VERSION}",
+                           "--profile", "kafka-4.1", "--report", str(tmp_path / "r")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1500, check=False)
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert proc.returncode == 0 and summary["verdict"] == "CONFORMS", proc.stdout[-3000:]
+    counts = summary["counts"]
+    assert counts.get("passed", 0) > 100 and counts.get("failed", 0) == 0, counts
+    skipped = [t["summary"] for t in summary["tests"] if t["status"] == "skipped"]
+    assert all("lacks op(s)" in (s or "") or "Skipped" in (s or "") for s in skipped), skipped[:5]
