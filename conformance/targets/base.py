@@ -29,11 +29,13 @@ class Target(abc.ABC):
     name = "target"
     profile: str | None = None
     capabilities: frozenset[str] | None = None  # None: every op of the contract
+    unreported: frozenset[str] = frozenset()  # outcome fields it cannot report: not compared for it
 
     def hello(self) -> dict[str, Any]:
         caps = self.capabilities if self.capabilities is not None else all_ops()
+        extra = {"unreported": sorted(self.unreported)} if self.unreported else {}
         return {"name": self.name, "profile": self.profile, "capabilities": sorted(caps),
-                "protocol_version": PROTOCOL_VERSION}
+                "protocol_version": PROTOCOL_VERSION, **extra}
 
     @abc.abstractmethod
     def apply(self, command: dict[str, Any]) -> dict[str, Any]:
