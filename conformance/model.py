@@ -214,6 +214,7 @@ def jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-__all__ = ["COMPARED_FIELDS", "COMPARED_SPECIALLY", "NOT_COMPARED", "OUTCOME_KEYS", "REPORTABLE", "STATUSES", "Command", "Field", "Hello", "ModelError", "Outcome",
-           "Status", "fast_check", "hello_problem", "jsonable", "outcome_check", "outcome_ok", "outcome_problem",
-           "compared_fields", "schema", "trace_ok", "trace_problems", "unreported_of"]
+__all__ = ["COMPARED_FIELDS", "COMPARED_SPECIALLY", "NOT_COMPARED", "OUTCOME_KEYS", "REPORTABLE", "STATUSES",
+           "Command", "Field", "Hello", "ModelError", "Outcome", "Status", "compared_fields", "fast_check",
+           "hello_problem", "jsonable", "outcome_check", "outcome_ok", "outcome_problem", "schema", "trace_ok",
+           "trace_problems", "unreported_of"]
