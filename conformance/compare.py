@@ -31,14 +31,38 @@ def key_fragment(message: str | None) -> str | None:
     return text
 
 
-_RECORD_KEYS = ("type", "name", "level", "broker_id", "controller_id", "kind", "kraft_version")
+_RECORD_KEYS = ("type", "name", "level", "broker_id", "controller_id", "kind", "kraft_version", "features", "epoch")
+# The reference's generated incarnations (N-M, cN-M, restored-N): a target generates its own.
+_GENERATED_INCARNATION = re.compile(r"^(c?\d+-\d+|restored-c?\d+)$")
 
 
 def normalize_records(records: Any) -> list[dict[str, Any]]:
-    """Records as a target can reproduce them: offsets, incarnations and generated ids dropped."""
+    """Records as a target can reproduce them: offsets and the reference's generated incarnations
+    dropped (offsets are compared as the epochs they equal); features, a kept epoch and other
+    incarnations stay."""
     if not isinstance(records, list):
         return [{"invalid": repr(records)}]
-    return [{k: r[k] for k in _RECORD_KEYS if isinstance(r, dict) and k in r} for r in records]
+    out: list[dict[str, Any]] = []
+    for r in records:
+        if not isinstance(r, dict):
+            out.append({})
+            continue
+        kept = {k: r[k] for k in _RECORD_KEYS if k in r}
+        inc = r.get("incarnation")
+        if isinstance(inc, str) and not _GENERATED_INCARNATION.match(inc):
+            kept["incarnation"] = inc
+        out.append(kept)
+    return out
+
+
+def _records_differ(want: Any, got: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """Normalized records when they differ (None when they agree); an incarnation is compared only
+    where the expected one was given, not generated."""
+    want_recs, got_recs = normalize_records(want), normalize_records(got)
+    for w, g in zip(want_recs, got_recs, strict=False):
+        if "incarnation" not in w:
+            g.pop("incarnation", None)
+    return None if want_recs == got_recs else (want_recs, got_recs)
 
 
 @dataclass(frozen=True)
@@ -64,13 +88,15 @@ _EPOCH_IN_LINE = re.compile(r"Epoch: -?\d+")
 
 
 def differences(expected: dict[str, Any], actual: dict[str, Any], *, messages: bool = True,
-                capabilities: frozenset[str] | None = None, live: bool = False) -> list[Diff]:
+                capabilities: frozenset[str] | None = None, live: bool = False,
+                unreported: frozenset[str] = frozenset()) -> list[Diff]:
     """The fields on which `actual` differs (empty when the target conforms on this step).
     `records` and `snapshot` are compared when the target reports them (a wire target cannot); a
     target that declares the `snapshot` capability must report the snapshot a KIP-1155 downgrade
     writes.  `live`: the target is a running cluster whose epoch is a log offset that also moves on
     its own (NoOpRecords every metadata.max.idle.interval.ms, KIP-835): its epoch may be ahead of
-    the reference's, never behind, and describe lines are compared with the epoch left out."""
+    the reference's, never behind, and describe lines are compared with the epoch left out.
+    `unreported`: the fields this target's hello says it cannot report, skipped for it alone."""
     if live:
         expected, actual = _live_view(expected, actual)
     diffs: list[Diff] = []
@@ -85,6 +111,8 @@ def differences(expected: dict[str, Any], actual: dict[str, Any], *, messages: b
     if expected.get("rule") and actual.get("rule") and actual["rule"] != expected["rule"]:
         diffs.append(Diff("rule", expected["rule"], actual["rule"]))
     for f in COMPARED_FIELDS:
+        if f.name in unreported:
+            continue
         want = expected.get(f.name, _MISSING)
         if want is _MISSING:
             continue
@@ -94,31 +122,53 @@ def differences(expected: dict[str, Any], actual: dict[str, Any], *, messages: b
                 diffs.append(Diff(f.name, want, None, "missing"))
         elif got != want:
             diffs.append(Diff(f.name, want, got))
-    if "records" in expected and "records" in actual:
-        want_recs, got_recs = normalize_records(expected["records"]), normalize_records(actual["records"])
-        if want_recs != got_recs:
-            diffs.append(Diff("records", want_recs, got_recs))
-    if expected.get("snapshot") is not None:
-        snap = actual.get("snapshot")
-        want_mv = expected["snapshot"]["metadata_version"]
-        if snap is None:
-            if capabilities is None or "snapshot" in capabilities:
-                diffs.append(Diff("snapshot", "missing (a KIP-1155 downgrade writes one at the new metadata.version)",
-                                  None, "present"))
-        elif not isinstance(snap, dict) or snap.get("metadata_version") != want_mv:
-            diffs.append(Diff("snapshot.metadata_version", want_mv,
-                              snap.get("metadata_version") if isinstance(snap, dict) else snap))
-    if "results" in expected and "results" in actual:
-        diffs += _compare_results(expected["results"], actual["results"], messages)
-    elif expected.get("results"):
-        diffs.append(Diff("results", sorted(expected["results"]), None, "missing"))
+    if "records" in expected and "records" in actual and "records" not in unreported:
+        differ = _records_differ(expected["records"], actual["records"])
+        if differ:
+            diffs.append(Diff("records", *differ))
+    if expected.get("snapshot") is not None and "snapshot" not in unreported:
+        diffs += _compare_snapshot(expected["snapshot"], actual.get("snapshot"), capabilities)
+    if "results" not in unreported:
+        if "results" in expected and "results" in actual:
+            diffs += _compare_results(expected["results"], actual["results"], messages)
+        elif expected.get("results"):
+            diffs.append(Diff("results", sorted(expected["results"]), None, "missing"))
+    if isinstance(expected.get("response"), dict) and "response" in actual and "response" not in unreported:
+        got = actual["response"]
+        if not isinstance(got, dict):
+            diffs.append(Diff("response", expected["response"], got))
+        else:  # the UpdateFeatures outcome a tool got back: compared as an outcome
+            diffs += [Diff(f"response.{d.field}", d.expected, d.actual, d.how)
+                      for d in differences(expected["response"], got, messages=messages, capabilities=capabilities,
+                                           live=live, unreported=unreported)]
+    return diffs
+
+
+def _compare_snapshot(want: dict[str, Any], snap: Any, capabilities: frozenset[str] | None) -> list[Diff]:
+    """A snapshot's metadata.version first (the KIP-1155 point), then its body: end offset and records."""
+    if snap is None:
+        if capabilities is None or "snapshot" in capabilities:
+            return [Diff("snapshot", "missing (a KIP-1155 downgrade writes one at the new metadata.version)",
+                         None, "present")]
+        return []
+    if not isinstance(snap, dict) or snap.get("metadata_version") != want["metadata_version"]:
+        return [Diff("snapshot.metadata_version", want["metadata_version"],
+                     snap.get("metadata_version") if isinstance(snap, dict) else snap)]
+    diffs = []
+    if "end_offset" in want and snap.get("end_offset") != want["end_offset"]:
+        diffs.append(Diff("snapshot.end_offset", want["end_offset"], snap.get("end_offset")))
+    if "records" in want:
+        differ = _records_differ(want["records"], snap.get("records"))
+        if differ:
+            diffs.append(Diff("snapshot.records", *differ))
     return diffs
 
 
 def _live_view(expected: dict[str, Any], actual: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    want, got = expected.get("epoch"), actual.get("epoch")
-    if isinstance(want, int) and isinstance(got, int) and not isinstance(got, bool) and got >= want:
-        actual = {**actual, "epoch": want}
+    for key in ("epoch", "broker_epoch", "epoch_before"):  # offsets of a log that moves on its own
+        want, got = expected.get(key), actual.get(key)
+        if isinstance(want, int) and isinstance(got, int) and not isinstance(got, bool) and got >= want:
+            actual = {**actual, key: want}
     if isinstance(expected.get("lines"), list) and isinstance(actual.get("lines"), list):
         expected = {**expected, "lines": [_EPOCH_IN_LINE.sub("Epoch: *", x) if isinstance(x, str) else x
                                           for x in expected["lines"]]}
@@ -128,11 +178,12 @@ def _live_view(expected: dict[str, Any], actual: dict[str, Any]) -> tuple[dict[s
 
 
 def compare(expected: dict[str, Any], actual: dict[str, Any], *, messages: bool = True,
-            capabilities: frozenset[str] | None = None) -> list[str]:
+            capabilities: frozenset[str] | None = None, unreported: frozenset[str] = frozenset()) -> list[str]:
     """`differences` as one line each."""
     if not isinstance(actual, dict):
         return [f"outcome is not an object: {actual!r}"]
-    return [str(d) for d in differences(expected, actual, messages=messages, capabilities=capabilities)]
+    return [str(d) for d in differences(expected, actual, messages=messages, capabilities=capabilities,
+                                        unreported=unreported)]
 
 
 def _compare_results(exp: dict[str, Any], act: Any, messages: bool) -> list[Diff]:
@@ -143,6 +194,8 @@ def _compare_results(exp: dict[str, Any], act: Any, messages: bool) -> list[Diff
         a = act[name] or {}
         if a.get("error") != r.get("error"):
             diffs.append(Diff(f"results[{name}].error", r.get("error"), a.get("error")))
+        elif r.get("rule") and a.get("rule") and a["rule"] != r["rule"]:  # a rule only if the target sends one
+            diffs.append(Diff(f"results[{name}].rule", r["rule"], a["rule"]))
         elif messages and r.get("message") and (key_fragment(r["message"]) or "") not in (
                 key_fragment(a.get("message")) or ""):
             diffs.append(Diff(f"results[{name}].message", key_fragment(r["message"]), a.get("message"), "contain"))

@@ -121,9 +121,12 @@ class Lockstep:
     `target` None: record only (the generator), every step passes."""
 
     def __init__(self, target: Applies | None, *, reference: Reference | None = None,
-                 capabilities: frozenset[str] | None = None, messages: bool = True):
+                 capabilities: frozenset[str] | None = None, messages: bool = True,
+                 unreported: frozenset[str] | None = None):
         self.target, self.reference = target, reference
         self.capabilities, self.messages = capabilities, messages
+        # The fields the target's hello says it cannot report (conformance.targets.Target.unreported).
+        self.unreported = frozenset(unreported if unreported is not None else getattr(target, "unreported", ()) or ())
         self.steps: list[StepResult] = []
         self.count = 0  # steps so far (set-up excluded)
         self.first: StepResult | None = None  # the first step that diverged or failed
@@ -195,7 +198,8 @@ class Lockstep:
                                   failure=problem)
         if actual == expected:  # decided in C
             return StepResult(index, command, expected, actual)
-        diffs = differences(expected, actual, messages=self.messages, capabilities=self.capabilities, live=self.live)
+        diffs = differences(expected, actual, messages=self.messages, capabilities=self.capabilities, live=self.live,
+                            unreported=self.unreported)
         return StepResult(index, command, expected, actual, tuple(diffs))
 
     def replay(self, steps: Iterable[dict[str, Any]], stop_at_first: bool = True, *, keep_passing: bool = True) -> None:

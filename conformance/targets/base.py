@@ -31,11 +31,13 @@ class Target(abc.ABC):
     capabilities: frozenset[str] | None = None  # None: every op of the contract
     # Profiles the active controller can be restarted on (a harness of one release's code); None: any.
     active_software: frozenset[str] | None = None
+    unreported: frozenset[str] = frozenset()  # outcome fields it cannot report: not compared for it
 
     def hello(self) -> dict[str, Any]:
         caps = self.capabilities if self.capabilities is not None else all_ops()
+        extra = {"unreported": sorted(self.unreported)} if self.unreported else {}
         return {"name": self.name, "profile": self.profile, "capabilities": sorted(caps),
-                "protocol_version": PROTOCOL_VERSION}
+                "protocol_version": PROTOCOL_VERSION, **extra}
 
     @abc.abstractmethod
     def apply(self, command: dict[str, Any]) -> dict[str, Any]:

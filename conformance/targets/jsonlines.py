@@ -220,6 +220,8 @@ class SubprocessTarget(Target):
         caps = sorted(self.capabilities) if self.capabilities is not None else []
         tiers = getattr(self, "tiers", None)
         extra = {"tiers": list(tiers)} if isinstance(tiers, list) else {}
+        if self.unreported:
+            extra["unreported"] = sorted(self.unreported)
         return {**extra, "name": self.name, "profile": self.profile, "capabilities": caps,
                 "protocol_version": self.protocol_version}
 
@@ -293,6 +295,7 @@ class SubprocessTarget(Target):
         name, profile, caps = resp["name"], resp["profile"], resp["capabilities"]
         self.name, self.profile, self.capabilities = name, profile, frozenset(caps)
         self.tiers = resp.get("tiers")  # a live target names its tiers (docs/target-protocol.md)
+        self.unreported = frozenset(resp.get("unreported") or ())  # fields it cannot report: not compared
 
     def _request(self, body: dict[str, Any], expect: str, timeout: float, what: str) -> dict[str, Any]:
         proc = self._proc
