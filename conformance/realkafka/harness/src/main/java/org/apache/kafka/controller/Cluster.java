@@ -10,6 +10,7 @@ import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.ControllerRegistrationRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesResponseData;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.metadata.ConfigRecord;
 import org.apache.kafka.common.metadata.FeatureLevelRecord;
 import org.apache.kafka.common.metadata.NoOpRecord;
@@ -90,6 +91,7 @@ final class Cluster {
         log.clear();
         replayed.clear();
         nextOffset = 0;
+        featuresOffset = -1;
         build((short) 0);
     }
 
@@ -131,9 +133,15 @@ final class Cluster {
         return nextOffset - 1;
     }
 
+    /** The offset a controller answers ApiVersions with: the last offset of the last batch that changed the
+     *  finalized features (Kafka's FeaturesPublisher publishes only on a features delta; it needs a
+     *  MetadataLoader the harness does not run, so its rule is applied here). Brokers answer epoch(). */
+    long featuresOffset = -1;
+
     ArrayNode append(List<ApiMessageAndVersion> records) {
         ArrayNode out = KfcHarness.JSON.createArrayNode();
         for (ApiMessageAndVersion r : records) out.add(appendOne(r.message()));
+        if (records.stream().anyMatch(r -> r.message() instanceof FeatureLevelRecord)) featuresOffset = epoch();
         return out;
     }
 
@@ -357,6 +365,11 @@ final class Cluster {
                 .setName(k).setMinSupportedVersion(v.min()).setMaxSupportedVersion(v.max())));
             recs.add(r);
         }
+        // Cluster-level configs that are set (min.insync.replicas: ConfigurationControlManager reads it).
+        List<String> configs = new ArrayList<>();
+        cmd.path("cluster_configs").forEach(n -> configs.add(n.asText()));
+        configs.stream().sorted().forEach(n -> recs.add(new ConfigRecord().setResourceType(ConfigResource.Type.BROKER.id())
+            .setResourceName("").setName(n).setValue("1")));
         if (cmd.has("end_offset")) {
             nextOffset = cmd.get("end_offset").asLong() - recs.size() + 1;
         } else {
@@ -374,6 +387,8 @@ final class Cluster {
                 if (m instanceof RegisterBrokerRecord) ((RegisterBrokerRecord) m).setBrokerEpoch(nextOffset);
                 written.add(appendOne(m));
             }
+            featuresOffset = cmd.has("features_offset") && !cmd.get("features_offset").isNull()
+                ? cmd.get("features_offset").asLong() : epoch();
         } catch (RuntimeException e) {
             // This release's active controller cannot replay the stated level (FeatureControlManager.replay):
             // Kafka's controller could not run in that state.
@@ -403,6 +418,7 @@ final class Cluster {
         log.clear();
         replayed.clear();
         nextOffset = 0;
+        featuresOffset = -1;
         clusterId = CLUSTER_ID;
         build(kraftLevel);
         formatted = true;
@@ -502,8 +518,8 @@ final class Cluster {
         short vmax = ApiKeys.UPDATE_FEATURES.latestVersion();
         int version = cmd.has("version") ? cmd.get("version").asInt() : vmax;
         out.put("version", version);
-        out.put("epoch", epoch());
-        out.put("epoch_before", epoch());
+        out.put("epoch", featuresOffset);  // as the controller it went to reports it
+        out.put("epoch_before", featuresOffset);
         if (cmd.has("node") && controllers.containsKey(cmd.get("node").asInt()) && cmd.get("node").asInt() != active) {
             return err(out, Errors.NOT_CONTROLLER, "This is not the correct controller for this cluster.");
         }
@@ -530,14 +546,14 @@ final class Cluster {
         // The request as the controller reads it off the wire at this version.
         UpdateFeaturesRequest request = UpdateFeaturesRequest.parse(
             new UpdateFeaturesRequest(data, (short) version).serialize(), (short) version);
-        long before = epoch();
+        long before = featuresOffset;
         UpdateFeaturesResponseData response = shim.updateFeatures(this, request.data(), version);
         boolean validateOnly = request.data().validateOnly();
         out.put("validate_only", validateOnly);
         out.set("records", pendingRecords == null ? KfcHarness.JSON.createArrayNode() : append(pendingRecords));
         pendingRecords = null;
         kraft.pending = -1;
-        out.put("epoch", epoch());
+        out.put("epoch", featuresOffset);
         out.put("epoch_before", before);
         if (response.results() != null && !response.results().isEmpty()) {
             ObjectNode results = out.putObject("results");
@@ -594,7 +610,7 @@ final class Cluster {
             if (v != 0 || k.equals(MV)) finalized.put(k, v);
         });
         if (kraft.level > 0) finalized.put(KRAFT, kraft.level);
-        shim.apiVersions(ranges, finalized, epoch(), (short) version, out);
+        shim.apiVersions(ranges, finalized, controller ? featuresOffset : epoch(), (short) version, out);
         return ok(out);
     }
 
