@@ -9,6 +9,7 @@ import itertools
 import select
 import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.targets.base import TargetError
@@ -45,6 +46,17 @@ class Budget:
         self.spent += 1
 
 
+@dataclass(frozen=True)
+class Anomaly:
+    """An answer that was not the message asked for: malformed (the request failed), trailing bytes
+    or an ApiVersions version other than the one asked (the body read was kept)."""
+
+    api_key: int
+    version: int
+    kind: str  # "malformed" | "trailing" | "version"
+    text: str
+
+
 class NodeClient:
     def __init__(self, host: str, port: int, label: str, *, timeout: float = 5.0, client_id: str = "kfc",
                  max_frame: int = MAX_FRAME, budget: Budget | None = None):
@@ -52,6 +64,7 @@ class NodeClient:
         self.timeout, self.client_id, self.max_frame = timeout, client_id, max_frame
         self.budget = budget
         self.silent: str | None = None  # set when the node stopped answering: later requests fail at once
+        self.anomalies: list[Anomaly] = []  # answers that were not the message asked for, in order
         self._sock: socket.socket | None = None
         self._ids = itertools.count(1)
 
@@ -104,6 +117,13 @@ class NodeClient:
             sock.sendall(frame(data))
             raw = recv_frame(sock, deadline, self.max_frame)
             return codec.decode_response(raw, api_key, version, corr)
+        except (codec.TrailingBytes, codec.WrongVersion) as e:
+            # The body could be read: keep it, and keep what was wrong with it for the findings.
+            kind = "trailing" if isinstance(e, codec.TrailingBytes) else "version"
+            self.anomalies.append(Anomaly(api_key, version, kind, f"{what}: {e}"))
+            if kind == "trailing":
+                self.close()  # whatever followed may belong to no frame: start the next request afresh
+            return e.body
         except WireError:
             self.close()
             raise
@@ -117,6 +137,7 @@ class NodeClient:
             raise WireError(f"{self.where}: {what}: {e}") from None
         except codec.CodecError as e:
             self.close()
+            self.anomalies.append(Anomaly(api_key, version, "malformed", f"malformed {what} response: {e}"))
             raise WireError(f"{self.where}: malformed {what} response: {e}") from None
         except OSError as e:
             self.close()
