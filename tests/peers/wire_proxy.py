@@ -36,12 +36,13 @@ def _put_uvarint(value: int) -> bytes:
     return bytes(out)
 
 
-def add_unknown_tag(schema: Any, body: bytes) -> bytes:
-    """`body` (one `schema` entity) with tagged field TAG appended to its top-level tagged section."""
+def add_unknown_tag(schema: Any, body: bytes, header: bool = False) -> bytes:
+    """`body` (one `schema` entity) with tagged field TAG appended to its top-level tagged section
+    (`header`: a request header, whose client_id is a legacy string)."""
     w = _Walk(body, 0)
     for f in dataclasses.fields(schema):
         if f.metadata.get("tag") is None:
-            w.field(f, True, False)
+            w.field(f, True, header)
     count, after = _uvarint(body, w.pos)
     return body[:w.pos] + _put_uvarint(count + 1) + body[after:] + _put_uvarint(TAG) + _put_uvarint(len(PAYLOAD)) + PAYLOAD
 
