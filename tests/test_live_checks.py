@@ -11,8 +11,8 @@ import pytest
 from conformance.live import checks as c
 from conformance.live.probes import probes
 from conformance.wire import codec
-from conformance.wire.infer import infer_profile, infer_software
 from conformance.wire.client import Anomaly
+from conformance.wire.infer import infer_profile, infer_software
 from conformance.wire.observe import FeatureView, NodeView, Observation, restore_command
 from reference_impl import Cluster, load_profile
 
@@ -281,8 +281,8 @@ def test_wire_anomalies_are_findings_of_their_node() -> None:
                    Anomaly(57, 1, "malformed", "malformed UpdateFeatures v1 response: at byte 9: …"))
     assert c.answers_well_formed(n) == ["broker 0: Metadata v12: 1 trailing byte(s) at byte 100 after the response",
                                         "broker 0: malformed UpdateFeatures v1 response: at byte 9: …"]
-    assert c.api_versions_in_version_asked(n) == ["broker 0: ApiVersions v0: ApiVersions v0 answered with a "
-                                                  "flexible (v3+) body"]
+    assert c.api_versions_in_version_asked(n) == [("broker 0: ApiVersions v0: ApiVersions v0 answered with a "
+                                                  "flexible (v3+) body")]
 
 
 @pytest.mark.rule("KIP919-OBS-01", "fail")
@@ -290,8 +290,8 @@ def test_wire_anomalies_are_findings_of_their_node() -> None:
 def test_a_role_conflict_and_an_unknown_release_are_their_own_findings() -> None:
     obs = _cluster()
     obs.controllers_asked = True
-    obs.role_conflicts = ["DescribeCluster endpoint type 2 on 127.0.0.1:9007 lists node 0 at 127.0.0.1:9000, "
-                          "which Metadata lists as a broker there"]
+    obs.role_conflicts = [("DescribeCluster endpoint type 2 on 127.0.0.1:9007 lists node 0 at 127.0.0.1:9000, "
+                          "which Metadata lists as a broker there")]
     found = {k.rule: k.run() for k in c.checks(obs, P, None, "cannot tell which release")
              if k.rule in ("KIP919-OBS-01", "KIP584-OBS-06")}
     assert found["KIP919-OBS-01"] == obs.role_conflicts

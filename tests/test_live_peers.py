@@ -112,7 +112,7 @@ def test_unknown_tagged_fields_are_skipped_and_a_trailing_byte_is_one_finding(tm
 
 def test_api_versions_v0_in_v3_and_controllers_answered_with_brokers(tmp_path: Path) -> None:
     with _proxied({"v0-as-v3", "roles"}) as spec:
-        run, failing, summary = _check(spec + "&tiers=observe", tmp_path / "r", "--profile", "kafka-4.2")
+        run, failing, _summary = _check(spec + "&tiers=observe", tmp_path / "r", "--profile", "kafka-4.2")
     assert run.returncode == 1, run.stdout[-3000:]
     assert failing == {"KIP511-API-01", "KIP919-OBS-01"}, failing
     assert "ApiVersions v0 answered with a flexible (v3+) body" in run.stdout

@@ -16,7 +16,7 @@ import socket
 import struct
 import threading
 import time
-from typing import Any
+from typing import Any, Self
 
 from conformance.wire import codec
 from conformance.wire.framing import FrameError, frame, recv_frame
@@ -115,10 +115,7 @@ class WireProxy:
             body = codec.decode_response(raw, api_key, version, corr)
         except codec.CodecError:
             return raw
-        if api_key == codec.METADATA:
-            body = dataclasses.replace(body, brokers=tuple(
-                dataclasses.replace(b, port=self.front_of.get(int(b.port), int(b.port))) for b in body.brokers))
-        elif api_key == codec.DESCRIBE_CLUSTER and body.error_code == 0:
+        if api_key == codec.METADATA or api_key == codec.DESCRIBE_CLUSTER and body.error_code == 0:
             body = dataclasses.replace(body, brokers=tuple(
                 dataclasses.replace(b, port=self.front_of.get(int(b.port), int(b.port))) for b in body.brokers))
         elif api_key == codec.API_VERSIONS and version >= 3 and "no-mv" in self.faults:
@@ -149,7 +146,7 @@ class WireProxy:
         for s in self._servers:
             s.close()
 
-    def __enter__(self) -> WireProxy:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
