@@ -296,3 +296,17 @@ def test_a_role_conflict_and_an_unknown_release_are_their_own_findings() -> None
              if k.rule in ("KIP919-OBS-01", "KIP584-OBS-06")}
     assert found["KIP919-OBS-01"] == obs.role_conflicts
     assert found["KIP584-OBS-06"] == ["cannot tell which release"]
+
+
+def test_per_feature_results_on_v0_v1_are_compared_beside_a_top_level_none() -> None:
+    """UpdateFeatures v0/v1 carry per-feature results: an error there beside a top-level NONE is no acceptance."""
+    from conformance.compare import compare
+
+    ref = Cluster(P)
+    ref.apply(restore_command(_cluster(), P))  # type: ignore[arg-type]
+    want = ref.apply({"op": "update_features", "version": 1, "validate_only": True,
+                      "updates": [{"feature": "group.version", "level": 1, "upgrade_type": "UPGRADE"}]})
+    assert want["error"] == "NONE" and want["results"]["group.version"]["error"] == "NONE"
+    got = {**want, "results": {"group.version": {"error": "INVALID_UPDATE_VERSION", "message": "no"}}}
+    assert compare(want, got) == ["results[group.version].error: expected 'NONE', got 'INVALID_UPDATE_VERSION'"]
+    assert compare(want, {k: v for k, v in want.items() if k != "results"})  # results left out: a difference too
