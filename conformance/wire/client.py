@@ -17,6 +17,9 @@ from conformance.targets.base import TargetError
 from . import codec
 from .framing import MAX_FRAME, FrameError, frame, recv_frame
 
+_READ_ONLY = frozenset({codec.API_VERSIONS, codec.METADATA, codec.DESCRIBE_CLUSTER})
+NO_ANSWER = "connection closed by the server"  # framing's words for an EOF before the frame length
+
 
 class WireError(TargetError):
     """The node could not be reached or answered something that is not a Kafka response."""
@@ -112,10 +115,16 @@ class NodeClient:
             self.budget.spend(self.where, what)
         deadline = time.monotonic() + self.timeout
         try:
-            sock = self._connect()
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            sock.sendall(frame(data))
-            raw = recv_frame(sock, deadline, self.max_frame)
+            reused = self._sock is not None
+            try:
+                raw = self._exchange(data, deadline)
+            except (FrameError, ConnectionError) as e:
+                # A server may close an idle connection just as a request goes out (no byte answered):
+                # a read-only request is sent once more on a fresh connection, as Kafka clients do.
+                if not (reused and api_key in _READ_ONLY and (not isinstance(e, FrameError) or NO_ANSWER in str(e))):
+                    raise
+                self.close()
+                raw = self._exchange(data, deadline)
             return codec.decode_response(raw, api_key, version, corr)
         except (codec.TrailingBytes, codec.WrongVersion) as e:
             # The body could be read: keep it, and keep what was wrong with it for the findings.
@@ -142,6 +151,12 @@ class NodeClient:
         except OSError as e:
             self.close()
             raise WireError(f"{self.where}: {what}: {e.strerror or e}") from None
+
+    def _exchange(self, data: bytes, deadline: float) -> bytes:
+        sock = self._connect()
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        sock.sendall(frame(data))
+        return recv_frame(sock, deadline, self.max_frame)
 
     def close(self) -> None:
         if self._sock is not None:

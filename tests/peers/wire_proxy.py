@@ -87,28 +87,36 @@ class WireProxy:
             threading.Thread(target=self._serve, args=(conn, backend), daemon=True).start()
 
     def _serve(self, conn: socket.socket, backend: int) -> None:
-        try:
-            up = socket.create_connection((self.host, backend), timeout=10)
-        except OSError:
-            conn.close()
-            return
+        up: socket.socket | None = None
         try:
             while not self._stop.is_set():
                 try:
                     req = recv_frame(conn, time.monotonic() + 3600)
-                except Exception:  # noqa: BLE001 - the client went away
-                    return
+                except (OSError, FrameError):
+                    return  # the client went away
                 api_key, version, corr = _PEEK.unpack_from(req)
                 if "roles" in self.faults and api_key == codec.DESCRIBE_CLUSTER:
                     req = _brokers_for_controllers(req)
-                up.sendall(frame(req))
-                raw = recv_frame(up, time.monotonic() + 30)
+                for attempt in range(2):  # the server may have closed an idle connection: open a new one once
+                    try:
+                        if up is None:
+                            up = socket.create_connection((self.host, backend), timeout=30)
+                        up.sendall(frame(req))
+                        raw = recv_frame(up, time.monotonic() + 30)
+                        break
+                    except (OSError, FrameError):
+                        if up is not None:
+                            up.close()
+                        up = None
+                        if attempt:
+                            return
                 conn.sendall(frame(self.bend(api_key, version, corr, raw)))
-        except (OSError, FrameError):
-            return  # the server closed (as it does after a request it refuses): so does the proxy
+        except OSError:
+            return
         finally:
             conn.close()
-            up.close()
+            if up is not None:
+                up.close()
 
     def bend(self, api_key: int, version: int, corr: int, raw: bytes) -> bytes:
         try:
