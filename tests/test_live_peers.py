@@ -119,3 +119,18 @@ def test_api_versions_v0_in_v3_and_controllers_answered_with_brokers(tmp_path: P
     assert run.stdout.count("malformed ApiVersions v0 response: malformed") == 0
     cluster = json.loads((tmp_path / "r" / "cluster.json").read_text())
     assert {n["id"]: n["role"] for n in cluster["nodes"]} == {0: "broker", 5: "broker"}
+
+
+def test_a_cluster_without_metadata_version_is_still_probed(tmp_path: Path) -> None:
+    """The proxy leaves metadata.version out of every finalized list: the probe tier still runs on the
+    features the cluster advertises (the reference starts from a state without metadata.version)."""
+    with _proxied({"no-mv"}) as spec:
+        run, failing, summary = _check(spec, tmp_path / "r", "--profile", "kafka-4.2")
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert "KIP778-OBS-01" in failing and all(r.startswith("KIP") for r in failing), failing
+    probes = [t for t in summary["tests"] if t.get("tier") == "probe" and t["status"] in ("passed", "failed")]
+    assert len(probes) >= 100, len(probes)
+    # What differs is what hiding metadata.version implies (the cluster checks dependencies on the level it
+    # hides), each under its rule; nothing is blocked.
+    assert failing <= {"KIP778-OBS-01", "KIP1022-UPD-01"}, failing
+    assert "blocked" not in run.stdout

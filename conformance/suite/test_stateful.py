@@ -138,7 +138,8 @@ class FeatureMachine(RuleBasedStateMachine):
             assert out["epoch"] >= self.obs["epoch"], f"invariant 3: epoch went from {self.obs['epoch']} to {out['epoch']}"
         mv = fin.get(MV, 0)
         # A live cluster that started without metadata.version has its finding (KIP778-OBS-01) already.
-        unfinalized = self.live is not None and MV not in self.live.start_levels and MV not in fin
+        ctx = self.run.live
+        unfinalized = ctx is not None and MV not in ctx.start_levels and MV not in fin
         assert unfinalized or mv >= self.profile.mv_minimum, \
             f"invariant 5: metadata.version {mv} < minimum {self.profile.mv_minimum}"
         if self.obs is not None and mv < self.obs["finalized"].get(MV, 0):
