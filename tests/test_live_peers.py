@@ -127,10 +127,11 @@ def test_a_cluster_without_metadata_version_is_still_probed(tmp_path: Path) -> N
     with _proxied({"no-mv"}) as spec:
         run, failing, summary = _check(spec, tmp_path / "r", "--profile", "kafka-4.2")
     assert run.returncode == 1, run.stdout[-3000:]
-    assert "KIP778-OBS-01" in failing and all(r.startswith("KIP") for r in failing), failing
+    stateful = "test_stateful.py::test_stateful_model"  # its random walk may hit the hidden level too
+    assert "KIP778-OBS-01" in failing and all(r.startswith("KIP") for r in failing - {stateful}), failing
     probes = [t for t in summary["tests"] if t.get("tier") == "probe" and t["status"] in ("passed", "failed")]
     assert len(probes) >= 100, len(probes)
     # What differs is what hiding metadata.version implies (the cluster checks dependencies on the level it
     # hides), each under its rule; nothing is blocked.
-    assert failing <= {"KIP778-OBS-01", "KIP1022-UPD-01"}, failing
+    assert failing <= {"KIP778-OBS-01", "KIP1022-UPD-01", stateful}, failing
     assert "blocked" not in run.stdout
