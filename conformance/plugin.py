@@ -22,6 +22,8 @@ KIP_LINKS = {
     "KIP-1242": "https://cwiki.apache.org/confluence/x/KIP-1242",
     "KIP-1155": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-1155%3A+Metadata+Version+Downgrades",
     "KIP-915": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-915%3A+Txn+and+Group+Coordinator+Downgrade+Foundation",
+    "KIP-482": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-482%3A+The+Kafka+Protocol+should+Support+Optional+Tagged+Fields",
+    "KIP-511": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-511%3A+Collect+and+Expose+Client%27s+Name+and+Version+in+the+Brokers",
 }
 
 

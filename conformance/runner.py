@@ -197,14 +197,17 @@ def run_wire_mutant(name: str, out: Path, hypothesis_profile: str, tiers: str = 
     """The mutant served by `kfc serve-broker --mutant NAME --no-control`, checked over kafka:// with
     the tiers given: is it killed, and by which tier."""
     from .mutants import MUTANTS
-    from .wire.process import ServeBroker
+    from .wire.process import ServeBroker, StartTimeout
 
     m = MUTANTS[name]
     start = time.perf_counter()
     try:
-        with ServeBroker("--no-control", "--mutant", name, *WIRE_NODES) as sb:
+        with ServeBroker("--no-control", "--mutant", name, *WIRE_NODES, start_timeout=120) as sb:
             spec = f"kafka://{sb.bootstrap}?controller={sb.info['controller']}&tiers={tiers}"
-            code = run_suite_process(spec, m.profile, hypothesis_profile, out)
+            code = run_suite_process(spec, m.profile, hypothesis_profile, out, exitfirst=True)
+    except StartTimeout as e:  # slow, not broken: no verdict either way
+        return {"killed": False, "tier": None, "first_failing_test": None, "repro": None, "note": str(e),
+                "seconds": round(time.perf_counter() - start, 2)}
     except RuntimeError as e:  # the mutant cannot even start a cluster: that is a kill at start-up
         return {"killed": True, "tier": "start", "first_failing_test": None, "repro": None,
                 "note": str(e).splitlines()[-1][:200], "seconds": round(time.perf_counter() - start, 2)}

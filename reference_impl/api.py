@@ -197,7 +197,8 @@ class Cluster:
             raise InputError(f"restore_state: active_controller {active} is not among the controllers {ids}")
         by_id = {n.id: n for n in controllers}
         mv = int(cmd["metadata_version"])
-        if by_id[active].profile.mv(mv) is None:
+        # 0: the cluster finalizes no metadata.version (an implementation without it); it stays unlisted.
+        if mv != 0 and by_id[active].profile.mv(mv) is None:
             raise InputError(f"restore_state: metadata.version {mv} is unknown to {by_id[active].profile.name}")
         voters = list(cmd.get("voters", ids))
         strangers = sorted(set(voters) - set(ids))
@@ -220,7 +221,7 @@ class Cluster:
         if cmd.get("cluster_id") is not None:
             self.cluster_id = str(cmd["cluster_id"])
         finalized = {str(k): int(v) for k, v in (cmd.get("finalized") or {}).items()}
-        recs: list[dict[str, Any]] = [{"type": "FeatureLevelRecord", "name": MV, "level": mv}]
+        recs: list[dict[str, Any]] = [{"type": "FeatureLevelRecord", "name": MV, "level": mv}] if mv else []
         recs += [{"type": "FeatureLevelRecord", "name": n, "level": lv} for n, lv in sorted(finalized.items()) if lv]
         for spec, n in zip(specs, controllers, strict=True):
             if spec.get("registered", False):
@@ -315,7 +316,8 @@ class Cluster:
 
     def finalized_view(self, p: Profile | None = None) -> dict[str, int]:
         """Finalized levels as nodes report them: MV plus non-zero levels (and the raft kraft.version)."""
-        fin = {MV: self.image.metadata_version}
+        # A formatted cluster at metadata.version 0 was restored from one that finalizes none: unlisted.
+        fin = {MV: self.image.metadata_version} if self.image.metadata_version or not self.formatted else {}
         fin.update({k: v for k, v in self.image.finalized.items() if v and k != KRAFT})
         if self.image.kraft_version:
             # Brokers report kraft.version from the raft layer, whatever FeatureLevelRecords say.

@@ -52,6 +52,10 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP584-OBS-03", "observe", "the finalized epoch never goes back, and levels hold while nothing is written"),
     ("KIP584-OBS-04", "observe", "brokers and controllers report the same finalized levels"),
     ("KIP584-OBS-05", "observe", "a node advertises its release's ApiVersions, UpdateFeatures and BrokerRegistration maxima"),
+    ("KIP584-OBS-06", "observe", "what a node advertises (feature ranges, ApiVersions / UpdateFeatures / BrokerRegistration maxima) is one Apache Kafka release's"),
+    ("KIP919-OBS-01", "observe", "DescribeCluster endpoint type 2 lists the controllers, never the brokers Metadata lists"),
+    ("KIP482-WIRE-01", "observe", "every answer is one readable message of the version asked: no trailing bytes; tagged fields the client does not know are skipped"),
+    ("KIP511-API-01", "observe", "ApiVersions is answered in the version asked (or in v0 with UNSUPPORTED_VERSION when it cannot be read)"),
     # --- KIP-778: metadata.version -----------------------------------------------------------
     ("KIP778-MV-01", "update", "an unknown metadata.version level is rejected"),
     ("KIP778-MV-02", "update", "metadata.version cannot go below the minimum (3.3-IV0 in 3.x, 3.3-IV3 in 4.x)"),
@@ -113,7 +117,8 @@ _RULES: list[tuple[str, str, str]] = [
 
 _KIP_OF = {
     "KIP584": "KIP-584", "KIP778": "KIP-778", "KIP919": "KIP-919", "KIP1022": "KIP-1022",
-    "KIP1155": "KIP-1155", "KIP915": "KIP-915", "KIP1242": "KIP-1242", "SNAP": "KIP-1155", "CMD": "KIP-584",
+    "KIP1155": "KIP-1155", "KIP915": "KIP-915", "KIP1242": "KIP-1242", "KIP482": "KIP-482", "KIP511": "KIP-511",
+    "SNAP": "KIP-1155", "CMD": "KIP-584",
 }
 
 

@@ -11,7 +11,8 @@ import pytest
 from conformance.live import checks as c
 from conformance.live.probes import probes
 from conformance.wire import codec
-from conformance.wire.infer import ProfileUnclear, infer_profile, infer_software
+from conformance.wire.client import Anomaly
+from conformance.wire.infer import infer_profile, infer_software
 from conformance.wire.observe import FeatureView, NodeView, Observation, restore_command
 from reference_impl import Cluster, load_profile
 
@@ -33,7 +34,7 @@ def _node(node_id: int, role: str = "broker", *, release: str = P, finalized: di
     n = NodeView(node_id, role, ("127.0.0.1", 9000 + node_id), keys)
     n.features[4] = FeatureView(4, sup, fin, epoch)
     n.features[3] = FeatureView(3, v3 if v3 is not None else {k: r for k, r in sup.items() if r[0] != 0}, fin, epoch)
-    n.software, n.evidence = infer_software(n)
+    n.software, n.evidence, n.nearest = infer_software(n)
     return n
 
 
@@ -164,13 +165,24 @@ def test_level_zero_listed_is_a_finding() -> None:
 
 # -- release inference, the stated state, the probe catalogue ---------------------------------------
 
-def test_release_inference_prefers_stable_ranges_and_asks_when_unclear() -> None:
+def test_release_inference_prefers_stable_ranges_and_assumes_the_nearest_when_unclear() -> None:
     assert _node(0, release="kafka-4.2").software == "kafka-4.2"  # kafka-4.1 matches only with unstable versions
     assert _node(0, release="kafka-4.1").software == "kafka-4.1"
-    profile, evidence = infer_profile(_cluster(), None)
-    assert profile == P and evidence[0] == "the active controller 7 runs kafka-4.2"
-    with pytest.raises(ProfileUnclear, match="--profile"):
-        infer_profile(_obs(_node(0, supported={}, finalized={}), active=None), None)
+    decided = infer_profile(_cluster(), None)
+    assert decided.profile == P and decided.evidence[0] == "the active controller 7 runs kafka-4.2"
+    assert decided.unclear is None
+    # No release advertises nothing at ApiVersions v4: an assumption (stated), and a finding -- never an error.
+    bare = _node(0, supported={}, finalized={})
+    assert bare.software is None and bare.nearest == "kafka-3.9"
+    unclear = infer_profile(_obs(bare, active=None), None)
+    assert unclear.profile == "kafka-3.9" and unclear.evidence[0].startswith("assumed kafka-3.9")
+    assert unclear.unclear and "no release matches" in unclear.unclear
+    assert c.checks(_obs(bare, active=None), unclear.profile, None, unclear.unclear)[1].rule == "KIP584-OBS-06"
+    # One feature range off kafka-4.2: kafka-4.2 is still the nearest.
+    off = _node(7, "controller", supported={**load_profile(P).supported("controller"), "group.version": (0, 9)})
+    assert off.software is None and off.nearest == P
+    assert infer_profile(_obs(off), None).profile == P
+    assert infer_profile(_obs(off), "kafka-4.1").unclear is None  # named: nothing to infer
 
 
 def test_the_observed_state_restores_with_real_ids_and_the_observed_epoch() -> None:
@@ -182,7 +194,14 @@ def test_the_observed_state_restores_with_real_ids_and_the_observed_epoch() -> N
     assert ref.apply(cmd)["error"] == "NONE"
     assert (ref.epoch, ref.active_id, sorted(ref.image.brokers)) == (9_876_543, 7, [0, 5])
     assert ref.finalized_view() == {"group.version": 1, "metadata.version": 27, "transaction.version": 2}
-    assert restore_command(_obs(_node(0, finalized={}, supported={}), active=None), P) is None
+    # A cluster that finalizes nothing is still a state the reference starts from (metadata.version unlisted).
+    bare = restore_command(_obs(_node(0, finalized={}, supported={}), active=None), P)
+    assert bare is not None and bare["metadata_version"] == 0
+    ref = Cluster(P)
+    assert ref.apply(bare)["error"] == "NONE" and ref.finalized_view() == {}
+    no_features = _node(0)
+    no_features.features = {}
+    assert restore_command(_obs(no_features, active=None), P) is None
 
 
 def test_probes_cover_the_check_order_and_change_nothing() -> None:
@@ -233,3 +252,61 @@ def test_an_example_that_only_probes_kraft_version_runs() -> None:
     example = {"profile": "kafka-3.9", "steps": [{"command": {"op": "format"}}, {"command": {
         "op": "update_features", "validate_only": True, "updates": [{"feature": "kraft.version", "level": 1}]}}]}
     assert c.example_precondition(example, _ctx_39(), CAPS) == (1, None)
+
+
+# -- what the wire showed: malformed answers, trailing bytes, ApiVersions versions, node roles ----------
+
+def _anomalous(*anomalies: Anomaly) -> NodeView:
+    n = _node(0)
+    n.anomalies = list(anomalies)
+    return n
+
+
+@pytest.mark.rule("KIP482-WIRE-01", "pass")
+@pytest.mark.rule("KIP511-API-01", "pass")
+@pytest.mark.rule("KIP919-OBS-01", "pass")
+@pytest.mark.rule("KIP584-OBS-06", "pass")
+def test_a_clean_wire_and_agreeing_roles_pass() -> None:
+    obs = _cluster()
+    assert all(c.answers_well_formed(n) == [] and c.api_versions_in_version_asked(n) == [] for n in obs.nodes)
+    assert c.roles_agree(obs) == []
+    assert not [k for k in c.checks(obs, P, None) if k.rule == "KIP584-OBS-06"]  # decided: no such check
+
+
+@pytest.mark.rule("KIP482-WIRE-01", "fail")
+@pytest.mark.rule("KIP511-API-01", "fail")
+def test_wire_anomalies_are_findings_of_their_node() -> None:
+    n = _anomalous(Anomaly(3, 12, "trailing", "Metadata v12: 1 trailing byte(s) at byte 100 after the response"),
+                   Anomaly(18, 0, "version", "ApiVersions v0: ApiVersions v0 answered with a flexible (v3+) body"),
+                   Anomaly(57, 1, "malformed", "malformed UpdateFeatures v1 response: at byte 9: …"))
+    assert c.answers_well_formed(n) == ["broker 0: Metadata v12: 1 trailing byte(s) at byte 100 after the response",
+                                        "broker 0: malformed UpdateFeatures v1 response: at byte 9: …"]
+    assert c.api_versions_in_version_asked(n) == [("broker 0: ApiVersions v0: ApiVersions v0 answered with a "
+                                                  "flexible (v3+) body")]
+
+
+@pytest.mark.rule("KIP919-OBS-01", "fail")
+@pytest.mark.rule("KIP584-OBS-06", "fail")
+def test_a_role_conflict_and_an_unknown_release_are_their_own_findings() -> None:
+    obs = _cluster()
+    obs.controllers_asked = True
+    obs.role_conflicts = [("DescribeCluster endpoint type 2 on 127.0.0.1:9007 lists node 0 at 127.0.0.1:9000, "
+                          "which Metadata lists as a broker there")]
+    found = {k.rule: k.run() for k in c.checks(obs, P, None, "cannot tell which release")
+             if k.rule in ("KIP919-OBS-01", "KIP584-OBS-06")}
+    assert found["KIP919-OBS-01"] == obs.role_conflicts
+    assert found["KIP584-OBS-06"] == ["cannot tell which release"]
+
+
+def test_per_feature_results_on_v0_v1_are_compared_beside_a_top_level_none() -> None:
+    """UpdateFeatures v0/v1 carry per-feature results: an error there beside a top-level NONE is no acceptance."""
+    from conformance.compare import compare
+
+    ref = Cluster(P)
+    ref.apply(restore_command(_cluster(), P))  # type: ignore[arg-type]
+    want = ref.apply({"op": "update_features", "version": 1, "validate_only": True,
+                      "updates": [{"feature": "group.version", "level": 1, "upgrade_type": "UPGRADE"}]})
+    assert want["error"] == "NONE" and want["results"]["group.version"]["error"] == "NONE"
+    got = {**want, "results": {"group.version": {"error": "INVALID_UPDATE_VERSION", "message": "no"}}}
+    assert compare(want, got) == ["results[group.version].error: expected 'NONE', got 'INVALID_UPDATE_VERSION'"]
+    assert compare(want, {k: v for k, v in want.items() if k != "results"})  # results left out: a difference too

@@ -23,6 +23,7 @@ class Check:
     node: int | None  # None: a check of the whole cluster
     run: Callable[[], list[str]]
     needs_features: bool = True  # skipped (with the reason) on a node that reports no features
+    inferred_only: bool = False  # exists only when the release is inferred: its repro names no --profile
 
 
 def _release(node: NodeView, profile: str) -> Any:
@@ -169,17 +170,45 @@ def release_api_versions(obs: Observation, node: NodeView, profile: str) -> list
     return out
 
 
+def answers_well_formed(node: NodeView) -> list[str]:
+    """Every answer was one readable message of the version asked (trailing bytes: the body was kept)."""
+    return [f"{node.label}: {a.text}" for a in node.anomalies if a.kind in ("malformed", "trailing")]
+
+
+def api_versions_in_version_asked(node: NodeView) -> list[str]:
+    return [f"{node.label}: {a.text}" for a in node.anomalies if a.kind == "version"]
+
+
+def roles_agree(obs: Observation) -> list[str]:
+    return list(obs.role_conflicts)
+
+
+def release_told(unclear: str) -> list[str]:
+    return [unclear]
+
+
 def _ranges(r: dict[str, tuple[int, int]]) -> str:
     return "{" + ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in sorted(r.items())) + "}"
 
 
-def checks(obs: Observation, profile: str, target: Any) -> list[Check]:
-    """Every observe-tier check of this cluster, cluster-wide first, then per node."""
+def checks(obs: Observation, profile: str, target: Any, unclear: str | None = None) -> list[Check]:
+    """Every observe-tier check of this cluster, cluster-wide first, then per node.  `unclear`: why the
+    release could not be told from what the cluster advertises (the profile is then assumed)."""
     out = [Check("KIP778-OBS-01-metadata-version", "KIP778-OBS-01", "the cluster finalizes metadata.version and "
                  "every node advertises its range", None, partial(metadata_version_finalized, obs), False)]
+    if unclear:
+        out.append(Check("KIP584-OBS-06-release", "KIP584-OBS-06", "what the cluster advertises is one Apache Kafka "
+                         "release's", None, partial(release_told, unclear), False, True))
+    if obs.controllers_asked:
+        out.append(Check("KIP919-OBS-01-roles", "KIP919-OBS-01", "DescribeCluster endpoint type 2 lists controllers, "
+                         "not the brokers Metadata lists", None, partial(roles_agree, obs), False))
     for n in obs.nodes:
         tag = f"{n.role}{n.id}"
         out += [
+            Check(f"KIP482-WIRE-01-answers-{tag}", "KIP482-WIRE-01", f"every answer of {n.label} is one readable "
+                  "message of the version asked", n.id, partial(answers_well_formed, n), False),
+            Check(f"KIP511-API-01-version-{tag}", "KIP511-API-01", f"{n.label} answers ApiVersions in the version "
+                  "asked", n.id, partial(api_versions_in_version_asked, n), False),
             Check(f"KIP584-OBS-05-api-versions-{tag}", "KIP584-OBS-05", f"{n.label} advertises its release's "
                   "ApiVersions / UpdateFeatures / BrokerRegistration maxima", n.id,
                   partial(release_api_versions, obs, n, profile), False),

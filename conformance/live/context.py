@@ -42,23 +42,25 @@ def build(target: Any, profile: str) -> LiveContext:
     else:
         why = ""
     ctx = LiveContext(target, profile, tiers, obs, state)
-    ctx.checks = {c.id: c for c in checks(obs, profile, target)}
+    ctx.checks = {c.id: c for c in checks(obs, profile, target, getattr(target, "unclear", None))}
     ctx.start_levels = dict(obs.finalized)
     if state is None:
-        for tier in ("probe", "mutate", "register", "lockstep"):
-            ctx.blocked[tier] = f"blocked by finding KIP778-OBS-01: {why or 'no finalized metadata.version'}"
+        # Nothing to start the reference from: only the observe invariants run.  Tiers the user did not
+        # ask for are not mentioned.
+        ctx.blocked["lockstep"] = f"no reference state: {why}"
+        for tier in ("probe", "mutate", "register"):
+            if tier in tiers:
+                ctx.blocked[tier] = getattr(target, "blocked", {}).get(tier) or f"no reference state: {why}"
         return ctx
-    ctx.blocked.update(getattr(target, "blocked", {}))
-    for tier in ("probe", "mutate", "register"):
-        if tier not in tiers:
-            ctx.blocked.setdefault(tier, f"tier {tier} not enabled (tiers={','.join(tiers)})")
-    if "probe" not in ctx.blocked:
+    ctx.blocked.update({k: v for k, v in getattr(target, "blocked", {}).items() if k in tiers})
+    if "probe" in tiers and "probe" not in ctx.blocked:
         node = obs.node(obs.active_controller) if obs.active_controller is not None else None
         node = node or next((n for n in obs.brokers if n.advertises(codec.UPDATE_FEATURES)), None)
         lo, hi = node.api_keys.get(codec.UPDATE_FEATURES, (0, -1)) if node else (0, -1)
         versions = [v for v in range(max(lo, 1), min(hi, 2) + 1)]
         if not versions:
             ctx.blocked["probe"] = "no node advertises UpdateFeatures v1+ (validate_only): nothing to probe"
+            return ctx
         reference = Cluster(profile)
         reference.apply(state)
         before = (reference.finalized_view(), reference.epoch)

@@ -100,14 +100,16 @@ def fail_with_trace(request: pytest.FixtureRequest, session: Session, d: BaseExc
     pytest.fail(f"{d}\ncounterexample: {path}\nrepro: {line}", pytrace=False)
 
 
-def record_finding(request: pytest.FixtureRequest, rule: str, problems: list[str], title: str) -> None:
+def record_finding(request: pytest.FixtureRequest, rule: str, problems: list[str], title: str,
+                   repro_profile: bool = True) -> None:
     """Fail a check that is not a lockstep step (an invariant of what the nodes say), with its rule id
-    and a repro line that runs this one check against the same cluster."""
+    and a repro line that runs this one check against the same cluster (without --profile when the
+    check is about the release being inferred)."""
     import shlex
 
     config = request.config
     name = request.node.name
-    profile = config.getoption("--kfc-profile")
+    profile = config.getoption("--kfc-profile") if repro_profile else None
     line = (f"kfc check --no-spark --target {shlex.quote(config.getoption('--kfc-target'))} "
             + (f"--profile {shlex.quote(profile)} " if profile else "") + f"-k {shlex.quote(name)}")
     divergence = {"step": None, "op": "observe", "rule": rule, "failure": None,

@@ -128,6 +128,11 @@ class FeatureMachine(RuleBasedStateMachine):
             return int(self.ref.active_id)
         return min(self.grammar.visible)
 
+    def _unfinalized_mv(self, fin: dict[str, int]) -> bool:
+        """A live cluster that started without metadata.version and still has none (KIP778-OBS-01)."""
+        ctx = self.run.live
+        return ctx is not None and MV not in ctx.start_levels and MV not in fin
+
     def observe(self) -> dict[str, Any]:
         """describe through the active controller (ApiVersions v4), with invariants 3, 5, 7."""
         out = self.step({"op": "describe", "node": self.watched})  # the node's newest ApiVersions
@@ -138,7 +143,9 @@ class FeatureMachine(RuleBasedStateMachine):
         if self.obs is not None:
             assert out["epoch"] >= self.obs["epoch"], f"invariant 3: epoch went from {self.obs['epoch']} to {out['epoch']}"
         mv = fin.get(MV, 0)
-        assert mv >= self.profile.mv_minimum, f"invariant 5: metadata.version {mv} < minimum {self.profile.mv_minimum}"
+        # A live cluster that started without metadata.version has its finding (KIP778-OBS-01) already.
+        assert self._unfinalized_mv(fin) or mv >= self.profile.mv_minimum, \
+            f"invariant 5: metadata.version {mv} < minimum {self.profile.mv_minimum}"
         if self.obs is not None and mv < self.obs["finalized"].get(MV, 0):
             self.mv_lowered = True  # by any path (UpdateFeatures or kafka-features downgrade)
         if self.kip1155_floor:
@@ -186,6 +193,8 @@ class FeatureMachine(RuleBasedStateMachine):
             if name == KRAFT and raft:
                 continue  # 4.1+ upgrades kraft.version in the raft layer, without a dependency check
             for dep, need in feat.levels[level].dependencies.items():
+                if dep == MV and self._unfinalized_mv(fin):
+                    continue  # a live cluster without metadata.version: its finding is KIP778-OBS-01
                 assert fin.get(dep, 0) >= need, f"invariant 4: {name}={level} needs {dep}>={need}, have {fin}"
 
     # -- set-up -----------------------------------------------------------------------------------

@@ -9,12 +9,16 @@ import itertools
 import select
 import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.targets.base import TargetError
 
 from . import codec
 from .framing import MAX_FRAME, FrameError, frame, recv_frame
+
+_READ_ONLY = frozenset({codec.API_VERSIONS, codec.METADATA, codec.DESCRIBE_CLUSTER})
+NO_ANSWER = "connection closed by the server"  # framing's words for an EOF before the frame length
 
 
 class WireError(TargetError):
@@ -45,6 +49,17 @@ class Budget:
         self.spent += 1
 
 
+@dataclass(frozen=True)
+class Anomaly:
+    """An answer that was not the message asked for: malformed (the request failed), trailing bytes
+    or an ApiVersions version other than the one asked (the body read was kept)."""
+
+    api_key: int
+    version: int
+    kind: str  # "malformed" | "trailing" | "version"
+    text: str
+
+
 class NodeClient:
     def __init__(self, host: str, port: int, label: str, *, timeout: float = 5.0, client_id: str = "kfc",
                  max_frame: int = MAX_FRAME, budget: Budget | None = None):
@@ -52,6 +67,7 @@ class NodeClient:
         self.timeout, self.client_id, self.max_frame = timeout, client_id, max_frame
         self.budget = budget
         self.silent: str | None = None  # set when the node stopped answering: later requests fail at once
+        self.anomalies: list[Anomaly] = []  # answers that were not the message asked for, in order
         self._sock: socket.socket | None = None
         self._ids = itertools.count(1)
 
@@ -99,11 +115,24 @@ class NodeClient:
             self.budget.spend(self.where, what)
         deadline = time.monotonic() + self.timeout
         try:
-            sock = self._connect()
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            sock.sendall(frame(data))
-            raw = recv_frame(sock, deadline, self.max_frame)
+            reused = self._sock is not None
+            try:
+                raw = self._exchange(data, deadline)
+            except (FrameError, ConnectionError) as e:
+                # A server may close an idle connection just as a request goes out (no byte answered):
+                # a read-only request is sent once more on a fresh connection, as Kafka clients do.
+                if not (reused and api_key in _READ_ONLY and (not isinstance(e, FrameError) or NO_ANSWER in str(e))):
+                    raise
+                self.close()
+                raw = self._exchange(data, deadline)
             return codec.decode_response(raw, api_key, version, corr)
+        except (codec.TrailingBytes, codec.WrongVersion) as e:
+            # The body could be read: keep it, and keep what was wrong with it for the findings.
+            kind = "trailing" if isinstance(e, codec.TrailingBytes) else "version"
+            self.anomalies.append(Anomaly(api_key, version, kind, f"{what}: {e}"))
+            if kind == "trailing":
+                self.close()  # whatever followed may belong to no frame: start the next request afresh
+            return e.body
         except WireError:
             self.close()
             raise
@@ -117,10 +146,17 @@ class NodeClient:
             raise WireError(f"{self.where}: {what}: {e}") from None
         except codec.CodecError as e:
             self.close()
+            self.anomalies.append(Anomaly(api_key, version, "malformed", f"malformed {what} response: {e}"))
             raise WireError(f"{self.where}: malformed {what} response: {e}") from None
         except OSError as e:
             self.close()
             raise WireError(f"{self.where}: {what}: {e.strerror or e}") from None
+
+    def _exchange(self, data: bytes, deadline: float) -> bytes:
+        sock = self._connect()
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        sock.sendall(frame(data))
+        return recv_frame(sock, deadline, self.max_frame)
 
     def close(self) -> None:
         if self._sock is not None:

@@ -25,6 +25,7 @@ from kio.serial.errors import SerialError
 from kio.static.primitive import i16, i32
 
 from . import kio_ext
+from .tagged import WalkError, strip_unknown_tags
 
 API_VERSIONS, METADATA, UPDATE_FEATURES, DESCRIBE_CLUSTER = 18, 3, 57, 60
 BROKER_REGISTRATION, UNREGISTER_BROKER, CONTROLLER_REGISTRATION = 62, 64, 70
@@ -54,6 +55,44 @@ class Request:
     correlation_id: int
     client_id: str | None
     body: Any  # a kio payload entity, or a dict for the control extension
+
+
+class TrailingBytes(CodecError):
+    """A readable response followed by bytes that belong to no field: the body is kept."""
+
+    def __init__(self, body: Any, reason: str):
+        super().__init__(reason)
+        self.body = body
+
+
+class WrongVersion(CodecError):
+    """An ApiVersions v0 request answered with a flexible (v3+) body: the body is kept (KIP-511 says v0)."""
+
+    def __init__(self, body: Any, reason: str):
+        super().__init__(reason)
+        self.body = body
+
+
+_READ_ERRORS = (SerialError, ValueError, TypeError, OverflowError, MemoryError, struct.error, KeyError, IndexError)
+
+
+def read_entity(schema: Any, data: bytes, pos: int, header: bool = False) -> tuple[Any, int]:
+    """(entity, bytes read) of `schema` at data[pos]; tagged fields the schema does not know are
+    skipped (KIP-482).  CodecError, naming the byte where the bytes stop being that entity."""
+    try:
+        entity, n = entity_reader(schema)(data, pos)
+        return entity, int(n)
+    except _READ_ERRORS as e:
+        first = e
+    try:
+        stripped = strip_unknown_tags(schema, data, pos, header)
+    except WalkError as w:
+        raise CodecError(f"{w} ({type(first).__name__}: {first})") from None
+    try:
+        entity, _ = entity_reader(schema)(stripped.data, 0)
+    except _READ_ERRORS as e:
+        raise CodecError(f"{type(e).__name__}: {e}") from None
+    return entity, stripped.end - pos
 
 
 class BadRequest(CodecError):
@@ -137,10 +176,10 @@ def decode_request(data: bytes) -> Request:
         raise BadRequest(api_key, version, corr, f"unknown api key {api_key} version {version}", False)
     header, n = _read_header(schema.__header_schema__, data, api_key, version, corr)
     try:
-        body, m = entity_reader(schema)(data, n)
-    except (SerialError, ValueError, TypeError, OverflowError, MemoryError, struct.error) as e:
+        body, m = read_entity(schema, data, n)
+    except CodecError as e:
         raise BadRequest(api_key, version, corr, f"malformed {API_NAMES.get(api_key, api_key)} v{version} "
-                         f"body: {type(e).__name__}: {e}", True) from None
+                         f"body: {e}", True) from None
     if n + m != len(data):
         raise BadRequest(api_key, version, corr, f"{len(data) - n - m} trailing byte(s) after the request", True)
     return Request(api_key, version, corr, header.client_id, body)
@@ -148,9 +187,9 @@ def decode_request(data: bytes) -> Request:
 
 def _read_header(schema: Any, data: bytes, api_key: int, version: int, corr: int) -> tuple[Any, int]:
     try:
-        header, n = entity_reader(schema)(data, 0)
-    except (SerialError, ValueError, TypeError, OverflowError, MemoryError, struct.error) as e:
-        raise BadRequest(api_key, version, corr, f"malformed request header: {type(e).__name__}: {e}", False) from None
+        header, n = read_entity(schema, data, 0, header=True)
+    except CodecError as e:
+        raise BadRequest(api_key, version, corr, f"malformed request header: {e}", False) from None
     return header, n
 
 
@@ -183,20 +222,37 @@ def decode_response(data: bytes, api_key: int, version: int, correlation_id: int
     if api_key == API_VERSIONS and version > 0 and data[n:n + 2] == struct.pack(">h", ErrorCode.unsupported_version):
         schema = response_schema(API_VERSIONS, 0)  # KIP-511: an unsupported version is answered in v0
     try:
-        body, m = entity_reader(schema)(data, n)
-    except (SerialError, ValueError, TypeError, OverflowError, MemoryError, struct.error) as e:
-        raise CodecError(f"malformed {API_NAMES.get(api_key, api_key)} v{version} response: "
-                         f"{type(e).__name__}: {e}") from None
+        body, m = read_entity(schema, data, n)
+    except CodecError as e:
+        if api_key == API_VERSIONS and version < 3:
+            _answered_flexible(data, n, version, str(e))
+        raise
     if n + m != len(data):
-        raise CodecError(f"{len(data) - n - m} trailing byte(s) after the response")
+        if api_key == API_VERSIONS and version < 3:
+            _answered_flexible(data, n, version, "")
+        raise TrailingBytes(body, f"{len(data) - n - m} trailing byte(s) at byte {n + m} after the response "
+                            f"({len(data)} bytes)")
     return body
+
+
+def _answered_flexible(data: bytes, n: int, version: int, why: str) -> None:
+    """A v0-v2 ApiVersions answer that does not read as asked but reads whole as v3 (a server that
+    answers every ApiVersions in its newest version): WrongVersion carrying that body."""
+    flexible = response_schema(API_VERSIONS, 3)
+    try:
+        body, m = read_entity(flexible, data, n)
+    except CodecError:
+        return
+    if n + m == len(data) and body.api_keys:
+        raise WrongVersion(body, f"ApiVersions v{version} answered with a flexible (v3+) body"
+                           + (f" (as v{version}: {why})" if why else ""))
 
 
 def _check_header(schema: Any, data: bytes, correlation_id: int) -> int:
     try:
-        header, n = entity_reader(schema)(data, 0)
-    except (SerialError, ValueError, TypeError, struct.error) as e:
-        raise CodecError(f"malformed response header: {e}") from None
+        header, n = read_entity(schema, data, 0)
+    except CodecError as e:
+        raise CodecError(f"response header: {e}") from None
     if header.correlation_id != correlation_id:
         raise CodecError(f"correlation id {header.correlation_id} in a response to request {correlation_id}")
     return int(n)

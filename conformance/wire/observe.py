@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import codec
-from .client import WireError
+from .client import Anomaly, WireError
 
 if TYPE_CHECKING:
     from .target import KafkaTarget
@@ -50,6 +50,8 @@ class NodeView:
     error: str | None = None  # the node did not answer (the text names the request)
     software: str | None = None  # the release its answers match (inference), None: unknown
     evidence: str = ""
+    nearest: str | None = None  # no release matches: the nearest one by what it advertises
+    anomalies: list[Anomaly] = field(default_factory=list)  # answers that were not the message asked for
 
     def advertises(self, api_key: int, version: int | None = None) -> bool:
         lo, hi = self.api_keys.get(api_key, (0, -1))
@@ -77,6 +79,8 @@ class Observation:
     # Cluster-level dynamic configs that are set (DescribeConfigs of the default broker resource),
     # among those feature updates look at; None: not observed.
     cluster_configs: frozenset[str] | None = None
+    controllers_asked: bool = False  # DescribeCluster endpoint type 2 was answered (a controller listener given)
+    role_conflicts: list[str] = field(default_factory=list)  # DescribeCluster (controllers) vs Metadata (brokers)
 
     def node(self, node_id: int) -> NodeView | None:
         return next((n for n in self.nodes if n.id == node_id), None)
@@ -194,17 +198,23 @@ def observe(target: KafkaTarget) -> Observation:
     cluster_id: str | None = None
     active: int | None = None
     keys_at: dict[tuple[str, int], dict[int, tuple[int, int]]] = {}
+    key_errors: dict[tuple[str, int], str] = {}
 
     def keys(addr: tuple[str, int]) -> dict[int, tuple[int, int]] | None:
+        if addr in key_errors:
+            return None  # asked once: one note, not one per caller
         if addr not in keys_at:
             try:
                 keys_at[addr] = target.keys_of(addr)
             except WireError as e:
+                key_errors[addr] = str(e)
                 notes.append(str(e))
                 return None
         return keys_at[addr]
 
     # Controllers first (KIP-919): the listener the user named.
+    claimed: dict[int, tuple[str, int]] = {}  # what endpoint type 2 lists: controllers, if the cluster is right
+    asked = False
     if target.controller_addr is not None:
         k = keys(target.controller_addr)
         v = _negotiated(k or {}, codec.DESCRIBE_CLUSTER, lowest=1)
@@ -214,21 +224,22 @@ def observe(target: KafkaTarget) -> Observation:
         elif k is not None and v is not None:
             try:
                 resp = send_request(target, target.controller_addr, codec.DESCRIBE_CLUSTER, v, endpoint_type=2,
-                                include_cluster_authorized_operations=False, include_fenced_brokers=True)
+                                    include_cluster_authorized_operations=False, include_fenced_brokers=True)
                 if resp.error_code == 0:
+                    asked = True
                     active, cluster_id = int(resp.controller_id), resp.cluster_id
-                    for b in resp.brokers:
-                        nid = int(b.broker_id)
-                        nodes[("controller", nid)] = NodeView(nid, "controller", (b.host, int(b.port)))
+                    claimed = {int(b.broker_id): (b.host, int(b.port)) for b in resp.brokers}
                 else:
                     notes.append(f"DescribeCluster (controllers) on {_where(target.controller_addr)}: "
                                  f"{codec.error_name(resp.error_code)}")
             except WireError as e:
                 notes.append(str(e))
-        if not any(n.address == target.controller_addr for n in nodes.values()) and k is not None:
+        if k is not None and target.controller_addr not in claimed.values():
             notes.append(f"the controller listener {_where(target.controller_addr)} is not among the controllers "
                          "DescribeCluster lists")
     # Brokers: Metadata, then DescribeCluster endpoint type 1 for the fenced flag.
+    brokers: dict[int, tuple[str, int]] = {}
+    fenced: dict[int, bool] = {}
     for addr in target.bootstrap:
         k = keys(addr)
         if k is None:
@@ -239,28 +250,38 @@ def observe(target: KafkaTarget) -> Observation:
             continue
         try:
             resp = send_request(target, addr, codec.METADATA, v, topics=(), allow_auto_topic_creation=False,
-                            include_topic_authorized_operations=False, include_cluster_authorized_operations=False)
+                                include_topic_authorized_operations=False, include_cluster_authorized_operations=False)
         except WireError as e:
             notes.append(str(e))
             continue
         cluster_id = cluster_id or getattr(resp, "cluster_id", None)
-        for b in resp.brokers:
-            nid = int(b.node_id)
-            if ("broker", nid) not in nodes:
-                nodes[("broker", nid)] = NodeView(nid, "broker", (b.host, int(b.port)))
+        brokers = {int(b.node_id): (b.host, int(b.port)) for b in resp.brokers}
         dv = _negotiated(k, codec.DESCRIBE_CLUSTER, lowest=2)
         if dv is not None:
             try:
                 dc = send_request(target, addr, codec.DESCRIBE_CLUSTER, dv, endpoint_type=1,
-                              include_cluster_authorized_operations=False, include_fenced_brokers=True)
+                                  include_cluster_authorized_operations=False, include_fenced_brokers=True)
                 if dc.error_code == 0:
                     for b in dc.brokers:
-                        nid = int(b.broker_id)
-                        nodes.setdefault(("broker", nid), NodeView(nid, "broker", (b.host, int(b.port))))
-                        nodes[("broker", nid)].fenced = bool(getattr(b, "is_fenced", False))
+                        brokers.setdefault(int(b.broker_id), (b.host, int(b.port)))
+                        fenced[int(b.broker_id)] = bool(getattr(b, "is_fenced", False))
             except WireError as e:
                 notes.append(str(e))
         break
+    # Roles where the cluster says they are, cross-checked: a node that Metadata lists as a broker at the
+    # address endpoint type 2 gives is a broker listener, whatever DescribeCluster (controllers) claims.
+    conflicts = []
+    for cid, addr in sorted(claimed.items()):
+        if brokers.get(cid) == addr:
+            conflicts.append(f"DescribeCluster endpoint type 2 on {_where(target.controller_addr or addr)} lists "
+                             f"node {cid} at {_where(addr)}, which Metadata lists as a broker there")
+            continue
+        nodes[("controller", cid)] = NodeView(cid, "controller", addr)
+    if conflicts and active is not None and ("controller", active) not in nodes:
+        active = None  # the "active controller" it named is a broker: not observed
+    for nid, addr in brokers.items():
+        # A combined node is a controller and a broker under one id, on two listeners.
+        nodes.setdefault(("broker", nid), NodeView(nid, "broker", addr, fenced=fenced.get(nid)))
     if not nodes:
         # Nothing listed anybody: describe the bootstrap addresses themselves, ids unknown (-1, -2 …).
         for i, addr in enumerate(target.bootstrap):
@@ -273,18 +294,24 @@ def observe(target: KafkaTarget) -> Observation:
         target.labels[n.address] = n.label
         k = keys(n.address)
         if k is None:
-            n.error = notes[-1]
+            n.error = key_errors.get(n.address)
             continue
         n.api_keys = dict(sorted(k.items()))
         try:
             n.features = read_features(target, n.address, k)
+        except WireError as e:
+            n.error = str(e)
+            notes.append(str(e))
+        try:
             # Endpoint type 1 (brokers) is a broker listener's question: a controller answers it
             # MISMATCHED_ENDPOINT_TYPE (KIP-919).
             n.cluster_view = read_cluster_view(target, n.address, k) if n.role == "broker" else None
         except WireError as e:
-            n.error = str(e)
+            n.error = n.error or str(e)
             notes.append(str(e))
-    obs = Observation(cluster_id, sorted(nodes.values(), key=lambda n: (n.role != "controller", n.id)), active, notes)
+        n.anomalies = target.client(n.address).anomalies  # the same list: later answers join it
+    obs = Observation(cluster_id, sorted(nodes.values(), key=lambda n: (n.role != "controller", n.id)), active,
+                      list(dict.fromkeys(notes)), controllers_asked=asked, role_conflicts=conflicts)
     for n in obs.brokers:
         if n.error is None:
             obs.cluster_configs = read_cluster_configs(target, n.address, n.api_keys)
@@ -292,7 +319,7 @@ def observe(target: KafkaTarget) -> Observation:
     from .infer import infer_software
 
     for n in obs.nodes:
-        n.software, n.evidence = infer_software(n)
+        n.software, n.evidence, n.nearest = infer_software(n)
     return obs
 
 
@@ -301,13 +328,14 @@ def _where(addr: tuple[str, int]) -> str:
 
 
 def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
-    """The restore_state command stating the observed cluster (None: the cluster finalizes no
-    metadata.version, so no reference state can be stated).  Node ranges are what each node says at
-    its newest ApiVersions; a node's release (for the rest of its behaviour) is its inferred one, else
-    the run's profile."""
+    """The restore_state command stating the observed cluster (None: no node answers ApiVersions with
+    features, so there is no state to state).  A cluster that finalizes no metadata.version is stated
+    as such (metadata_version 0: the reference then finalizes none either).  Node ranges are what
+    each node says at its newest ApiVersions; a node's release (for the rest of its behaviour) is its
+    inferred one, else the run's profile."""
     src = obs.source
     fin = obs.finalized
-    if src is None or MV not in fin:
+    if src is None:
         return None
     controllers = []
     for c in obs.controllers:
@@ -335,7 +363,7 @@ def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
         brokers.append(spec)
     kraft = fin.get("kraft.version", 0)
     cmd: dict[str, Any] = {
-        "op": "restore_state", "metadata_version": fin[MV],
+        "op": "restore_state", "metadata_version": fin.get(MV, 0),
         "finalized": {k: v for k, v in fin.items() if k not in (MV, "kraft.version")},
         "kraft_version": kraft, "controllers": controllers, "active_controller": active,
         "voters": [c["id"] for c in controllers], "brokers": brokers,
@@ -343,7 +371,7 @@ def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
     if obs.cluster_configs:
         cmd["cluster_configs"] = sorted(obs.cluster_configs)
     # The records this state takes must end at the observed epoch (the finalized epoch is an offset).
-    need = 1 + sum(1 for v in cmd["finalized"].values() if v) + sum(1 for c in controllers if c.get("registered")) \
+    need = int(MV in fin) + sum(1 for v in cmd["finalized"].values() if v) + sum(1 for c in controllers if c.get("registered")) \
         + len(brokers) + len(cmd.get("cluster_configs", []))
     # A broker reports its image's highest offset, a controller the offset where the features last
     # changed (Kafka's FeaturesPublisher): the log ends at the newest any node shows.

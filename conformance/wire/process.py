@@ -13,6 +13,10 @@ from typing import Any
 SERVE_ARGV = [sys.executable, "-m", "kfc", "serve-broker"]
 
 
+class StartTimeout(RuntimeError):
+    """serve-broker is still starting after the timeout (a loaded machine), not failing to start."""
+
+
 class ServeBroker:
     """`with ServeBroker("--profile", "kafka-4.2") as sb:` — sb.port(1), sb.bootstrap, sb.spec(...)."""
 
@@ -29,7 +33,10 @@ class ServeBroker:
         line = self.proc.stdout.readline() if sel.select(start_timeout) else ""
         sel.close()
         if not line:
+            running = self.proc.poll() is None
             err = self.stop()[1]
+            if running:
+                raise StartTimeout(f"serve-broker printed no ports within {start_timeout:g} s")
             raise RuntimeError(f"serve-broker did not start: {err[-2000:]}")
         self.info: dict[str, Any] = json.loads(line)
 

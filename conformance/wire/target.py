@@ -116,6 +116,7 @@ class KafkaTarget(Target):
         self.budget = Budget(o["max_requests"], o["rate"])
         self.observation: Observation | None = None  # live: the cluster as last observed
         self.evidence: list[str] = []  # live: why the profile is what it is
+        self.unclear: str | None = None  # live: why the release could not be told (the profile is assumed)
         self.blocked: dict[str, str] = {}  # live: tier -> why it can do nothing on this cluster
         self.dirty = False  # live: a write happened since the last observation
         self.controller_addr: tuple[str, int] | None = o["controller"]
@@ -287,19 +288,18 @@ class KafkaTarget(Target):
 
     def _live_hello(self) -> dict[str, Any]:
         """A running cluster nobody may reset: observe it, tell its release, offer the enabled tiers."""
-        from .infer import ProfileUnclear, infer_profile
+        from .infer import infer_profile
 
         obs = self.observe()
-        try:
-            self.profile, self.evidence = infer_profile(obs, self.profile)
-        except ProfileUnclear as e:
-            raise TargetError(str(e)) from None
+        inference = infer_profile(obs, self.profile)
+        self.profile, self.evidence, self.unclear = inference.profile, inference.evidence, inference.unclear
         caps, blocked = set(TIER_OPS["observe"]), {}
         if {"probe", "mutate"} & set(self.tiers):
             if any(n.advertises(codec.UPDATE_FEATURES) for n in obs.nodes):
                 caps.add("update_features")
             else:
-                blocked["probe"] = blocked["mutate"] = "no node advertises UpdateFeatures (57): no update is sent"
+                for tier in {"probe", "mutate"} & set(self.tiers):
+                    blocked[tier] = "no node advertises UpdateFeatures (57): no update is sent"
         if "register" in self.tiers:
             if any(n.advertises(codec.BROKER_REGISTRATION) for n in obs.controllers):
                 caps.update(TIER_OPS["register"])
@@ -336,8 +336,8 @@ class KafkaTarget(Target):
         assert self.observation is not None and self.profile is not None
         state = restore_command(self.observation, self.profile)
         if state is None:
-            raise TargetError(f"{self.name}: no node reports a finalized metadata.version, so no reference state "
-                              "can be stated (KIP778-OBS-01)")
+            raise TargetError(f"{self.name}: no node answers ApiVersions v3+ with features, so no reference state "
+                              "can be stated")
         return state
 
     def reset(self, profile: str | None = None) -> None:

@@ -1,0 +1,1 @@
+"""Test peers: Kafka-compatible processes the live tests start as their users start them."""
