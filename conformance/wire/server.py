@@ -31,6 +31,7 @@ from .codec import (
     CONTROL_API_KEY,
     CONTROLLER_REGISTRATION,
     DESCRIBE_CLUSTER,
+    DESCRIBE_CONFIGS,
     METADATA,
     UNREGISTER_BROKER,
     UPDATE_FEATURES,
@@ -268,7 +269,7 @@ class BrokerServer:
         if self._is_controller(node):
             return {**common, BROKER_REGISTRATION: self._broker_registration,
                     CONTROLLER_REGISTRATION: self._controller_registration}
-        return {**common, METADATA: self._metadata}
+        return {**common, METADATA: self._metadata, DESCRIBE_CONFIGS: self._describe_configs}
 
     def api_keys(self, node: int) -> dict[int, tuple[int, int]]:
         c = self.cluster
@@ -283,7 +284,8 @@ class BrokerServer:
                          CONTROLLER_REGISTRATION: (0, 0)})
         else:
             # Forwarded APIs: a KRaft broker advertises what it and the controller both speak.
-            keys.update({METADATA: (0, METADATA_MAX), UPDATE_FEATURES: (0, min(uf, ctrl.behaviour["update_features_max_version"]))})
+            keys.update({METADATA: (0, METADATA_MAX), UPDATE_FEATURES: (0, min(uf, ctrl.behaviour["update_features_max_version"])),
+                         DESCRIBE_CONFIGS: (1, 4)})
         return dict(sorted(keys.items()))
 
     def _advertised(self, node: int, api_key: int, version: int) -> bool:
@@ -428,6 +430,29 @@ class BrokerServer:
         await self.sync_listeners()
         body = codec.error_response(CONTROLLER_REGISTRATION, 0, codec.error_code(wire_error), out.get("message"))
         return Reply(body, wire_error)
+
+    def _describe_configs(self, node: int, req: codec.Request) -> Reply:
+        """The cluster-level broker configs the image holds (resource type BROKER, name ""), as a KRaft
+        broker describes its dynamic defaults: source DYNAMIC_DEFAULT_BROKER_CONFIG (3).  The reference
+        keeps which are set, not their values: the value is "1" (what enabling ELR writes by default)."""
+        schema = codec.response_schema(DESCRIBE_CONFIGS, req.api_version)
+        result = codec.entity_type(schema, "results")
+        config = codec.entity_type(result, "configs")
+        results = []
+        for r in req.body.resources:
+            if int(r.resource_type) != 4 or r.resource_name != "":
+                results.append(_build(result, error_code=codec.ErrorCode(codec.error_code("INVALID_REQUEST")),
+                                      error_message="kfc serve-broker describes only the cluster-level broker configs",
+                                      resource_type=r.resource_type, resource_name=r.resource_name, configs=()))
+                continue
+            wanted = set(r.configuration_keys) if r.configuration_keys is not None else None
+            names = sorted(n for n in self.cluster.image.cluster_configs if wanted is None or n in wanted)
+            results.append(_build(result, error_code=codec.ErrorCode.none, error_message=None,
+                                  resource_type=r.resource_type, resource_name="", configs=tuple(
+                                      _build(config, name=n, value="1", read_only=False, config_source=3,
+                                             is_sensitive=False, synonyms=(), config_type=3, documentation=None)
+                                      for n in names)))
+        return Reply(_build(schema, results=tuple(results)))
 
     def _unregister(self, node: int, req: codec.Request) -> Reply:
         out = self.cluster.apply({"op": "unregister", "node": int(req.body.broker_id)})
