@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=2000)
     args = ap.parse_args()
     from conformance.realkafka.harness import build
-    from conformance.targets.kafka_jvm import KafkaJvmTarget
+    from conformance.realkafka.target import KafkaJvmTarget
 
     t0 = time.perf_counter()
     harness = build(args.version)

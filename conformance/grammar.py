@@ -514,7 +514,8 @@ class Grammar:
         cmd: dict[str, Any] = {"op": op, "node": ch.pick(self.probe_nodes(cluster), "node")}
         if op == "api_versions" or ch.chance(0.5, "request version"):
             cmd["version"] = ch.pick((3, 4, 0, 1, 2, 3, 4, 5), "ApiVersions version")
-        if op == "api_versions" and cmd.get("version") == 5 and ch.chance(0.6, "KIP-1242 ids"):
+        if (op == "api_versions" and cmd.get("version") == 5 == self.profile.behaviour["api_versions_max_version"]
+                and ch.chance(0.6, "KIP-1242 ids")):
             cmd["cluster_id"] = ch.pick((cluster.cluster_id, "another-cluster-id"), "cluster id")
             cmd["node_id"] = ch.pick((cmd["node"], cmd["node"] + 1), "node id")
         return cmd

@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from reference_impl import DEFAULT_PROFILE
+
 ROOT = Path(__file__).resolve().parents[1]
 # The kfc command of this environment (as users run it), else the module.
 _SCRIPT = Path(sys.executable).parent / "kfc"
@@ -218,7 +220,7 @@ def test_allure_environment_of_a_suite_run(go_check: dict[str, Any]) -> None:
     text = (go_check["report"] / "allure-results" / "environment.properties").read_text(encoding="ascii")
     env = dict(line.split("=", 1) for line in text.splitlines())
     assert env["target"] == "reference"
-    assert env["profile"] == "kafka-4.2"
+    assert env["profile"] == DEFAULT_PROFILE
     assert env["hypothesis.profile"] == "kfc-ci"
     assert env["kafka-feature-conformance"] == version("kafka-feature-conformance")
     assert env["python"] == platform.python_version()

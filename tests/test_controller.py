@@ -1504,3 +1504,21 @@ def test_uninterpretable_command(command):
 def test_well_formed_command_is_interpreted():
     c = fmt("kafka-4.2")
     ok(c.apply({"op": "state"}))
+
+
+@pytest.mark.rule("KIP584-REG-08", "fail")
+@pytest.mark.rule("KIP584-REG-08", "pass")
+@pytest.mark.parametrize("profile", RELEASES)
+def test_registration_without_log_dirs_is_refused_from_3_7_iv2(profile):
+    # ClusterControlManager.registerBroker (3.7.0-4.4.0 jars): if metadata.version isDirectoryAssignmentSupported
+    # (3.7-IV2+) and the request has no LogDirs (a v2+ field), "No directories specified in request"; seen
+    # on a real 4.1.1 cluster for BrokerRegistration v0.
+    c = Cluster(profile)
+    ok(c.apply({"op": "format", "release_version": "3.7-IV2"}))
+    out = c.apply({"op": "register", "role": "broker", "node": 1, "version": 1})
+    assert (out["error"], out["message"], out["rule"]) == (
+        "INVALID_REGISTRATION", "No directories specified in request", "KIP584-REG-08")
+    ok(c.apply({"op": "register", "role": "broker", "node": 1, "version": 2}))
+    old = Cluster(profile)
+    ok(old.apply({"op": "format", "release_version": "3.7-IV1"}))
+    ok(old.apply({"op": "register", "role": "broker", "node": 1, "version": 1}))

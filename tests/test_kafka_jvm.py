@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("m
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[Any]:
-    from conformance.targets.kafka_jvm import KafkaJvmTarget
+    from conformance.realkafka.target import KafkaJvmTarget
 
     t = KafkaJvmTarget(VERSION)
     try:

@@ -181,7 +181,7 @@ PROGRESS = re.compile(r"\d+/\d+ tests, regressions, \d+ s")
 
 
 def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
-    args = ["check", "--no-spark", "--report", "r", "-k", "test_regressions"]
+    args = ["check", "--no-spark", "--profile", "kafka-4.2", "--report", "r", "-k", "test_regressions"]
     code, shown = _run_on_a_terminal(args, tmp_path)
     assert code == 0, shown[-3000:]
     assert PROGRESS.search(shown), shown[-3000:]

@@ -58,7 +58,7 @@ def test_check_kills_a_mutant_with_a_shrunk_trace_and_repro(tmp_path: Path, muta
 
 def test_check_over_the_json_lines_protocol(tmp_path: Path) -> None:
     spec = f"subprocess:{sys.executable} -m kfc target serve --target reference"
-    proc = kfc("check", "--target", spec, "--report", str(tmp_path))
+    proc = kfc("check", "--target", spec, "--profile", "kafka-4.2", "--report", str(tmp_path))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     s = load_summary(tmp_path)
     assert s["counts"].get("failed", 0) == 0 and s["counts"]["passed"] > 150

@@ -175,6 +175,6 @@ def test_build_and_twine_check_pass(tmp_path: Path) -> None:
     built = _run([sys.executable, "-m", "build", "-q", "--outdir", str(tmp_path), str(ROOT)], tmp_path, timeout=900)
     assert built.returncode == 0, built.stderr[-3000:]
     dists = sorted(str(p) for p in tmp_path.iterdir())
-    assert [Path(d).suffix for d in dists] == [".gz", ".whl"], dists
+    assert sorted(Path(d).suffix for d in dists) == [".gz", ".whl"], dists
     check = _run([sys.executable, "-m", "twine", "check", "--strict", *dists], tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -19,7 +19,7 @@ BUILTIN_KINDS = (
     "conformance.targets.reference",   # reference[:PROFILE]
     "conformance.targets.jsonlines",   # subprocess:COMMAND LINE
     "conformance.targets.mutant",      # mutant:NAME[@PROFILE]
-    "conformance.targets.kafka_jvm",   # kafka-jvm:VERSION
+    "conformance.realkafka.target",   # kafka-jvm:VERSION (Kafka's own classes)
     "conformance.wire.plugin",        # kafka://HOST:PORT[?…]
 )
 

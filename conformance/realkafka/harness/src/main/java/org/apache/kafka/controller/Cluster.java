@@ -215,7 +215,7 @@ final class Cluster {
             RegisterBrokerRecord r = (RegisterBrokerRecord) m;
             j.put("broker_id", r.brokerId());
             j.put("incarnation", r.incarnationId().toString());
-            j.put("epoch", r.brokerEpoch());
+            // brokerEpoch is the record's own offset (ClusterControlManager.registerBroker), which "offset" carries.
             j.put("fenced", r.fenced());
             ObjectNode f = j.putObject("features");
             TreeMap<String, short[]> sorted = new TreeMap<>();
@@ -450,7 +450,8 @@ final class Cluster {
             .setBrokerId(id)
             .setClusterId(cmd.hasNonNull("cluster_id") ? cmd.get("cluster_id").asText() : clusterId)
             .setIncarnationId(uuidOf(incarnation))
-            .setLogDirs(List.of(uuidOf("dir-" + id)))
+            // LogDirs is a v2+ field: a broker sending v0/v1 has none (and the controller may refuse that).
+            .setLogDirs(version >= 2 ? List.of(uuidOf("dir-" + id)) : List.of())
             .setPreviousBrokerEpoch(-1L);
         data.listeners().add(new BrokerRegistrationRequestData.Listener().setName("PLAINTEXT").setHost("127.0.0.1")
             .setPort(9092).setSecurityProtocol((short) 0));

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Target
-from .hookspecs import hookimpl
-from .jsonlines import SubprocessTarget
+from ..targets.base import Target
+from ..targets.hookspecs import hookimpl
+from ..targets.jsonlines import SubprocessTarget
 
 _NODE_LISTS = ("controllers", "brokers")
 
