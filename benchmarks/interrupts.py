@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.peers.sessions import kill_session, session
+
 ROOT = Path(__file__).resolve().parent.parent
 JVM_WARNING = "WARNING: Using incubator modules: jdk.incubator.vector"  # the JVM's start-up line, not kfc's
 STOP_SECONDS = 2.0
@@ -42,32 +44,6 @@ def commands(work: Path) -> dict[str, list[str]]:
         "check-spark": ["check", "--report", str(work / "r")],
         "replay": ["replay", str(corpus), "--master", "local[2]", "--out", str(work / "o"), "--quiet"],
     }
-
-
-def session(sid: int) -> list[tuple[int, str]]:
-    """(pid, command line) of the live processes (zombies are dead) whose session id is sid."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":
-            out.append((int(d.name), cmd))
-    return out
-
-
-def kill_session(sid: int) -> None:
-    for _ in range(3):
-        for pid, _ in session(sid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.1)
 
 
 def one(args: list[str], work: Path, delay: float | None) -> dict[str, Any]:

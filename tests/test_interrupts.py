@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from conformance.interrupts import Trap
+from tests.peers.sessions import kill_session, session
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
@@ -143,21 +144,6 @@ def test_a_nested_trap_tells_the_outer_one() -> None:
 
 # -- kfc check interrupted at several moments ---------------------------------------------------------
 
-def _session(sid: int) -> list[tuple[int, str]]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":
-            out.append((int(d.name), cmd))
-    return out
-
-
 def _results(report: Path) -> int:
     d = report / "allure-results"
     return len(list(d.glob("*-result.json"))) if d.exists() else 0
@@ -193,7 +179,7 @@ def test_kfc_check_interrupted(tmp_path: Path, moment: str) -> None:
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 300
-        while not ready(report, _session(proc.pid)):
+        while not ready(report, session(proc.pid)):
             assert proc.poll() is None, f"kfc ended before the {moment!r} moment: {proc.communicate()}"
             assert time.monotonic() < deadline, f"no {moment!r} moment within 300 s"
             time.sleep(0.02)
@@ -204,15 +190,11 @@ def test_kfc_check_interrupted(tmp_path: Path, moment: str) -> None:
         try:
             _, err = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"no exit within 30 s of the signal; session: {_session(proc.pid)}")
+            pytest.fail(f"no exit within 30 s of the signal; session: {session(proc.pid)}")
         took = time.monotonic() - sent
-        left = _session(proc.pid)
+        left = session(proc.pid)
     finally:
-        for pid, _ in _session(proc.pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_session(proc.pid, rounds=1)
         proc.wait()
     assert proc.returncode == 130, err[-3000:]
     assert [line for line in err.splitlines() if line != JVM_WARNING] == ["interrupted"], err[-3000:]

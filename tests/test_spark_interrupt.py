@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.peers.sessions import kill_session, session
+
 ROOT = Path(__file__).resolve().parent.parent
 STOP_SECONDS = 2.0
 JVM_WARNING = "WARNING: Using incubator modules: jdk.incubator.vector"  # the JVM's own start-up line, not kfc's
@@ -26,33 +28,6 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 
 SLOW_TARGET = Path(__file__).parent / "targets" / "slow_target.py"
 SLOW_DELAY = "0.02"  # seconds per apply
-
-
-def _session(sid: int) -> list[tuple[int, str]]:
-    """(pid, command line) of the live processes (zombies are dead) whose session id is sid."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError):
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":
-            out.append((int(d.name), cmd))
-    return out
-
-
-def _kill_session(sid: int) -> None:
-    # The pyspark daemon moves to a process group of its own: kill by session, one by one.
-    for _ in range(3):
-        for pid, _ in _session(sid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.1)
 
 
 def _has(*fragments: str) -> Callable[[list[tuple[int, str]]], bool]:
@@ -98,12 +73,12 @@ def _interrupt(args: list[str], env: dict[str, str], cwd: Path, moment: str, sig
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         end = time.monotonic() + 120
-        while not ready(_session(proc.pid)):
+        while not ready(session(proc.pid)):
             assert proc.poll() is None, f"kfc ended before the {moment!r} moment: {proc.communicate()}"
             assert time.monotonic() < end, f"no {moment!r} moment within 120 s"
             time.sleep(0.02)
         time.sleep(wait)
-        running = [cmd for _, cmd in _session(proc.pid)]
+        running = [cmd for _, cmd in session(proc.pid)]
         assert proc.poll() is None, f"kfc ended before the signal: {proc.communicate()}"
         (os.killpg if whole_group else os.kill)(proc.pid, sig)
         sent = time.monotonic()
@@ -111,11 +86,11 @@ def _interrupt(args: list[str], env: dict[str, str], cwd: Path, moment: str, sig
             # communicate() also waits for every process holding kfc's stdout/stderr (a JVM left behind)
             out, err = proc.communicate(timeout=15)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"kfc did not stop within 15 s of the signal; its session: {_session(proc.pid)}")
+            pytest.fail(f"kfc did not stop within 15 s of the signal; its session: {session(proc.pid)}")
         took = time.monotonic() - sent
-        left = _session(proc.pid)
+        left = session(proc.pid)
     finally:
-        _kill_session(proc.pid)
+        kill_session(proc.pid)
         proc.wait()
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took, running, left
 

@@ -260,10 +260,8 @@ def example_precondition(example: dict[str, Any], ctx: Any, capabilities: frozen
     got = dict(sorted(ctx.observation.finalized.items()))
     if want != got:
         return 0, f"needs finalized {want}; the cluster has {got}"
-    # A combined node is modelled as its controller (as restore_command states it).
-    combined = {n.id for n in ctx.observation.controllers}
     brokers = sorted(ref.image.brokers)
-    seen = sorted(n.id for n in ctx.observation.brokers if n.id not in combined)
+    seen = sorted(n.id for n in ctx.observation.modelled_brokers)
     if brokers != seen:
         return 0, f"needs brokers {brokers}; the cluster has {seen}"
     if example["profile"] != ctx.profile:

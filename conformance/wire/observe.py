@@ -94,6 +94,13 @@ class Observation:
         return [n for n in self.nodes if n.role == "controller"]
 
     @property
+    def modelled_brokers(self) -> list[NodeView]:
+        """The brokers the reference holds: a combined node (a broker and a controller under one id) is
+        modelled as its controller (same process, same ranges)."""
+        ids = {n.id for n in self.controllers}
+        return [n for n in self.brokers if n.id not in ids]
+
+    @property
     def source(self) -> NodeView | None:
         """The node whose view states the cluster: the active controller, else the first broker that
         answered ApiVersions with features."""
@@ -351,9 +358,7 @@ def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
         controllers = [{"id": _unused_id(obs), "software": profile}]
     active = obs.active_controller if obs.active_controller in {c["id"] for c in controllers} else controllers[0]["id"]
     brokers = []
-    for b in obs.brokers:
-        if any(c["id"] == b.id for c in controllers):
-            continue  # a combined node: the reference models it as its controller (same process, same ranges)
+    for b in obs.modelled_brokers:
         view = b.newest
         spec = {"id": b.id, "software": b.software or profile}
         if view is not None:

@@ -20,20 +20,11 @@ from typing import Any, Self
 
 from conformance.wire import codec
 from conformance.wire.framing import FrameError, frame, recv_frame
-from conformance.wire.tagged import _uvarint, _Walk
+from conformance.wire.tagged import _put_uvarint, _uvarint, _Walk
 
 _PEEK = struct.Struct(">hhi")
 TAG = 9
 PAYLOAD = b"\x01\x02\x03"
-
-
-def _put_uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def add_unknown_tag(schema: Any, body: bytes, header: bool = False) -> bytes:
