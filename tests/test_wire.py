@@ -207,4 +207,6 @@ def test_kfc_check_over_the_wire_conforms(broker: ServeBroker, tmp_path: Path) -
     counts = summary["counts"]
     assert counts.get("passed", 0) > 50 and not counts.get("failed")
     skipped = [t["summary"] for t in summary["tests"] if t["status"] == "skipped"]
-    assert all("target lacks op(s)" in (s or "") for s in skipped), skipped[:5]
+    # visible skips only: ops the wire cannot carry, or a regression recorded for another profile
+    allowed = ("target lacks op(s)", "regression recorded for kip-1155")
+    assert all(any(a in (s or "") for a in allowed) for s in skipped), [s for s in skipped if not any(a in (s or "") for a in allowed)][:5]
