@@ -5,7 +5,7 @@ Pure Python (no Spark import).  A result row is a flat dict with a fixed set of 
 
     trace_id             str
     profile              str | None
-    status               "pass" | "diverged" | "target-error" | "input-error"
+    status               "pass" | "diverged" | "target-error" | "input-error" | "skipped"
     first_divergent_step int | None     index into steps (target-error: the step that failed)
     op                   str | None     op of that step
     rule                 str | None     rule id the diverging expected outcome carries
@@ -17,6 +17,9 @@ Pure Python (no Spark import).  A result row is a flat dict with a fixed set of 
     codes                list[str]      distinct expected error names of the trace, sorted
     op_codes             list[str]      distinct "op/ERROR" pairs of the expected outcomes, sorted
 
+A trace using an op the target's hello does not list (e.g. the kafka-jvm harness has no
+`snapshot`) is "skipped", its missing ops in `diff`: never run, never a pass, counted on its own.
+
 Coverage (`codes`, `op_codes`) is taken from the trace's expected outcomes, so it does not depend
 on how far a diverging target got.
 """
@@ -27,9 +30,9 @@ import contextlib
 import gc
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .corpus import CorpusRow, parse_body
 from .engine import run_steps
@@ -64,6 +67,66 @@ def input_error_row(row: CorpusRow) -> dict[str, Any]:
     return _row(row.trace_id, None, "input-error", diff=row.error)
 
 
+@runtime_checkable
+class BatchApplies(Protocol):
+    """A target that can apply a whole trace's commands in one request (the protocol's `apply_batch`)."""
+
+    unreported: frozenset[str]
+
+    @property
+    def batching(self) -> bool: ...
+
+    def observed_state(self) -> dict[str, Any] | None: ...
+
+    def apply_batch(self, commands: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]: ...
+
+    def reset(self, profile: str | None = None) -> None: ...
+
+
+class Prefetched:
+    """The engine's target for one recorded trace on a batching target: `reset` resets it and sends
+    every command of the trace in one `apply_batch`; `apply` then hands out those outcomes in order
+    (the engine judges them as ever, and stops reading at the first divergence).  If the batch fails
+    the target is reset again and the commands go one at a time, so a failure is located at its step."""
+
+    def __init__(self, target: BatchApplies, commands: list[dict[str, Any]]):
+        self.target, self.commands = target, commands
+        self.unreported = target.unreported
+        self._outcomes: list[dict[str, Any]] | None = None
+        self._next = 0
+
+    def reset(self, profile: str | None = None) -> None:
+        self.target.reset(profile)
+        self._next = 0
+        try:
+            self._outcomes = self.target.apply_batch(self.commands)
+        except Exception:  # noqa: BLE001 - located by the step-by-step replay below
+            self._outcomes = None
+            self.target.reset(profile)
+
+    def observed_state(self) -> dict[str, Any] | None:
+        return self.target.observed_state()
+
+    def apply(self, command: dict[str, Any]) -> dict[str, Any]:
+        i, self._next = self._next, self._next + 1
+        if self._outcomes is None:
+            return self.target.apply(command)
+        if i >= len(self._outcomes) or command is not self.commands[i]:
+            raise RuntimeError(f"prefetched replay out of step at command {i}")  # a bug of ours, not the target's
+        return self._outcomes[i]
+
+
+def _missing_ops(trace: dict[str, Any], capabilities: frozenset[str]) -> list[str]:
+    """The contract's ops the trace uses and the target lacks (an op outside the contract is a
+    malformed command every target answers: not a reason to skip)."""
+    from reference_impl import OPS
+
+    ops = {c.get("op") for c in trace.get("initial", ())} | {s["command"].get("op") for s in trace.get("steps", ())}
+    return sorted(str(op) for op in ops if op in OPS and op not in capabilities)
+
+
 def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
                  capabilities: frozenset[str] | None = None) -> dict[str, Any]:
     """Replay one trace on `target` with the one trace engine (stop at the first divergence) and
@@ -74,6 +137,12 @@ def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
     tid, profile = str(trace.get("id")), trace.get("profile")
     if capabilities is None:
         capabilities = getattr(target, "capabilities", None)
+    if capabilities is not None:
+        missing = _missing_ops(trace, capabilities)
+        if missing:
+            return _row(tid, profile, "skipped", diff=f"the target lacks op(s) {', '.join(missing)}", **base)
+    if isinstance(target, BatchApplies) and target.batching:
+        target = Prefetched(target, [*trace.get("initial", ()), *(s["command"] for s in trace["steps"])])
     verdict = run_steps(trace, target, stop_at_first=True, capabilities=capabilities, messages=messages,
                         keep_passing=False)  # the row reads the first failing step only
     first = verdict.first
@@ -155,6 +224,7 @@ class Summary:
         self.divergent_ops: Counter[str] = Counter()  # op of the first divergent step
         self.coverage: dict[str, Counter[str]] = {}  # profile -> Counter of "op/CODE" (traces)
         self.divergences: list[dict[str, Any]] = []
+        self.skipped: Counter[str] = Counter()  # why traces were skipped (the ops the target lacks) -> traces
 
     def add(self, r: dict[str, Any]) -> None:
         self.total += 1
@@ -162,6 +232,9 @@ class Summary:
         self.status[status] += 1
         profile = r.get("profile") or "(unknown)"
         self.by_profile.setdefault(profile, Counter())[status] += 1
+        if status == "skipped":  # not run: its steps and outcomes count as neither replayed nor covered
+            self.skipped[r.get("diff") or "(no reason)"] += 1
+            return
         self.steps += r.get("n_steps") or 0
         self.op_steps.update(r.get("ops") or [])
         self.code_traces.update(r.get("codes") or [])
@@ -182,6 +255,7 @@ class Summary:
         self.op_steps.update(other.op_steps)
         self.code_traces.update(other.code_traces)
         self.divergent_ops.update(other.divergent_ops)
+        self.skipped.update(other.skipped)
         for p, c in other.coverage.items():
             self.coverage.setdefault(p, Counter()).update(c)
         room = DIVERGENCE_SAMPLE - len(self.divergences)
@@ -189,7 +263,7 @@ class Summary:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        replayed = self.total - self.status["input-error"]
+        replayed = self.total - self.status["input-error"] - self.status["skipped"]
         matrix: dict[str, dict[str, dict[str, int]]] = {}
         for profile in sorted(self.coverage):
             for pair, n in sorted(self.coverage[profile].items()):
@@ -207,13 +281,14 @@ class Summary:
             "divergence_rate": (self.status["diverged"] / replayed) if replayed else 0.0,
             "coverage": matrix,  # op -> expected error name -> profile -> traces
             "first_divergences": list(self.divergences),
+            "skipped": dict(self.skipped.most_common()),  # reason -> traces, most first
         }
 
 
 def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Counts by status, op, error code and profile; divergence rate; coverage op x code x profile.
 
-    divergence_rate = diverged / (traces - input errors).  `by_op` counts steps; `by_error_code`
+    divergence_rate = diverged / (traces - input errors - skipped).  `by_op` counts steps; `by_error_code`
     counts traces whose expected outcomes reach that error name."""
     s = Summary()
     for r in results:
@@ -241,7 +316,7 @@ def shrink_failures(results_dir: Path, target: Any, target_spec: str, traces_dir
     rows: list[dict[str, Any]] = []
     for f in files:
         table = pq.read_table(f, columns=["trace_id", "status", "diff", "trace"])
-        rows += [r for r in table.to_pylist() if r["status"] != "pass"]
+        rows += [r for r in table.to_pylist() if r["status"] not in ("pass", "skipped")]
     out = []
     for r in sorted(rows, key=lambda r: r["trace_id"])[:limit]:
         entry: dict[str, Any] = {"trace_id": r["trace_id"], "status": r["status"], "diff": r["diff"]}

@@ -65,7 +65,7 @@ def replay_partition(target_spec: str, rows: Iterable[tuple[str | None, Any]]) -
             yield key, body
 
     for r in replay_rows(target_spec, feed()):  # lock-step: one result per row pulled
-        yield (*(r[f] for f in RESULT_FIELDS), None if r["status"] == "pass" else _clip_body(last[0]))
+        yield (*(r[f] for f in RESULT_FIELDS), None if r["status"] in ("pass", "skipped") else _clip_body(last[0]))
 
 
 def result_arrow_schema() -> Any:
@@ -100,7 +100,7 @@ def replay_task(target_spec: str, results_dir: str, k: int, index: int,
             summary.add(rec)
             for name, v in rec.items():
                 cols[name].append(v)
-            if rec["status"] != "pass" and k > 0:
+            if rec["status"] not in ("pass", "skipped") and k > 0:
                 top.append((rec["trace_id"], n))
                 if len(top) >= 4 * k:  # keep the k smallest ids, in bounded memory
                     top = sorted(top)[:k]

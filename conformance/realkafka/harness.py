@@ -36,12 +36,14 @@ class Harness:
     classes: Path
     build_seconds: float  # 0.0 when it came from the cache
 
-    def argv(self, profile: str, name: str) -> list[str]:
+    def argv(self, profile: str, name: str, tmpdir: Path | None = None) -> list[str]:
         java = shutil.which("java") or "java"
         cp = os.pathsep.join([str(self.classes), *(str(j) for j in self.release.classpath)])
         # A small, quickly started JVM: the harness is single-threaded and short-lived.
-        return [java, "-Xss4m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                "-cp", cp, MAIN_CLASS, profile, name]
+        flags = ["-Xss4m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+        if tmpdir is not None:  # where kafka-storage format writes its scratch directories
+            flags.append(f"-Djava.io.tmpdir={tmpdir}")
+        return [java, *flags, "-cp", cp, MAIN_CLASS, profile, name]
 
 
 def shim_line(version: str) -> str:

@@ -31,6 +31,7 @@ log = logging.getLogger("kfc.target")
 
 DEFAULT_TIMEOUT = 10.0  # seconds per reset/apply
 DEFAULT_START_TIMEOUT = 30.0  # seconds for start + handshake (a JVM target starts slowly)
+BATCH_SECONDS_PER_COMMAND = 2.0  # an apply_batch request's deadline: the timeout plus this per command
 MAX_LINE = 64 * 1024 * 1024  # a longer response line is a failure, not an unbounded buffer
 STDERR_TAIL = 20
 _SHOW = 200  # characters of a bad line (or stderr line) quoted in an error message
@@ -208,6 +209,8 @@ class SubprocessTarget(Target):
         self.name = "subprocess"
         self.profile = None
         self.capabilities = None
+        self.extensions: frozenset[str] = frozenset()  # protocol extensions its hello declared
+        self.batch = True  # use apply_batch when the hello offers it (False: one apply per command)
         self.protocol_version = PROTOCOL_VERSION
         self.starts = 0  # processes started so far (restarts after failures included)
         self._proc: _Process | None = None
@@ -222,6 +225,8 @@ class SubprocessTarget(Target):
         extra = {"tiers": list(tiers)} if isinstance(tiers, list) else {}
         if self.unreported:
             extra["unreported"] = sorted(self.unreported)
+        if self.extensions:
+            extra["extensions"] = sorted(self.extensions)
         return {**extra, "name": self.name, "profile": self.profile, "capabilities": caps,
                 "protocol_version": self.protocol_version}
 
@@ -257,6 +262,31 @@ class SubprocessTarget(Target):
             self._broken(f"bad outcome for {what}: {problem}: {_clip(json.dumps(resp))}")
         assert isinstance(outcome, dict)
         return outcome
+
+    @property
+    def batching(self) -> bool:
+        """The target declared the `apply_batch` extension in its hello (docs/target-protocol.md)."""
+        return self.batch and "apply_batch" in self.extensions
+
+    def apply_batch(self, commands: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Apply `commands` in order in one request (the `apply_batch` extension), one outcome each, as
+        if each were sent alone; a target without the extension gets them one `apply` at a time.  Any
+        failure raises (which command failed is then unknown: replay them one by one to find it)."""
+        if not self.batching:
+            return [self.apply(c) for c in commands]
+        if self._proc is None:
+            raise TargetError(f"{self.label} is not running (a previous failure stopped it; call reset())")
+        what = f"apply_batch of {len(commands)} commands"
+        resp = self._request({"type": "apply_batch", "commands": list(commands)}, "outcomes",
+                             self.timeout + BATCH_SECONDS_PER_COMMAND * len(commands), what)
+        outcomes = resp.get("outcomes")
+        if not isinstance(outcomes, list) or len(outcomes) != len(commands):
+            self._broken(f"bad response to {what}: expected a list of {len(commands)} outcomes: {_clip(json.dumps(resp))}")
+        for i, outcome in enumerate(outcomes):
+            problem = outcome_problem(outcome, "outcome")
+            if problem:
+                self._broken(f"bad outcome {i} of {what}: {problem}: {_clip(json.dumps(outcome))}")
+        return outcomes
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -296,6 +326,7 @@ class SubprocessTarget(Target):
         self.name, self.profile, self.capabilities = name, profile, frozenset(caps)
         self.tiers = resp.get("tiers")  # a live target names its tiers (docs/target-protocol.md)
         self.unreported = frozenset(resp.get("unreported") or ())  # fields it cannot report: not compared
+        self.extensions = frozenset(resp.get("extensions") or ())
 
     def _request(self, body: dict[str, Any], expect: str, timeout: float, what: str) -> dict[str, Any]:
         proc = self._proc

@@ -35,14 +35,15 @@ def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
                   f"([bold]{s['traces_per_s'] or 0:,.0f} traces/s[/]; Spark start {secs['spark_start']:.1f} s)")
     table = Table(title=None, show_lines=False)
     table.add_column("profile")
-    for col in ("pass", "diverged", "target-error", "input-error"):
+    cols = ("pass", "diverged", "target-error", "input-error") + (("skipped",) if st.get("skipped") else ())
+    for col in cols:
         table.add_column(col, justify="right")
     for profile, counts in s["by_profile"].items():
-        table.add_row(profile, *(_cell(col, counts.get(col, 0)) for col in ("pass", "diverged", "target-error",
-                                                                             "input-error")))
-    table.add_row("[bold]total[/]", *(_cell(col, st.get(col, 0)) for col in ("pass", "diverged", "target-error",
-                                                                            "input-error")))
+        table.add_row(profile, *(_cell(col, counts.get(col, 0)) for col in cols))
+    table.add_row("[bold]total[/]", *(_cell(col, st.get(col, 0)) for col in cols))
     console.print(table)
+    for reason, n in list((s.get("skipped") or {}).items())[:4]:
+        console.print(f"[yellow]skipped[/] {n:,} traces (not run, not passed): {escape(reason)}")
     if s.get("divergent_ops"):
         console.print("first divergent op: " + ", ".join(f"{op} {n}" for op, n in
                                                            sorted(s["divergent_ops"].items(), key=lambda kv: -kv[1])[:6]))
@@ -86,10 +87,12 @@ def replay_verdict(s: dict[str, Any]) -> str:
         return "INPUT ERRORS"
     if not st.get("pass"):
         return "NOTHING CHECKED"
-    return "PASS"
+    return "PASS"  # skipped traces are shown with their count and reason; they are not passes
 
 
 def _cell(col: str, n: int) -> str:
+    if n and col == "skipped":
+        return f"[yellow]{n:,}[/]"
     if n and col != "pass":
         return f"[red]{n:,}[/]"
     return f"{n:,}"

@@ -18,6 +18,8 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -30,6 +32,8 @@ public final class KfcHarness {
         // Kafka logs through slf4j; stdout carries protocol lines only.
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
         System.setOut(System.err);
+        // The scratch directory kafka-storage format writes under (java.io.tmpdir, in memory when the caller could).
+        Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir")));
         String profile = args.length > 0 ? args[0] : null;
         String name = args.length > 1 ? args[1] : "kafka-jvm";
         Cluster cluster = new Cluster(profile);
@@ -73,6 +77,7 @@ public final class KfcHarness {
                 reply.put("profile", profile);
                 ArrayNode caps = reply.putArray("capabilities");
                 for (String op : Cluster.CAPABILITIES) caps.add(op);
+                reply.putArray("extensions").add("apply_batch");
                 return reply;
             }
             case "reset":
@@ -88,9 +93,22 @@ public final class KfcHarness {
                 reply.set("outcome", cluster.apply(req.path("command")));
                 return reply;
             }
+            case "apply_batch": {
+                // A whole trace in one round trip: each command exactly as an apply of its own.
+                JsonNode commands = req.path("commands");
+                if (!commands.isArray()) {
+                    reply.put("type", "error");
+                    reply.put("message", "apply_batch needs a 'commands' array");
+                    return reply;
+                }
+                reply.put("type", "outcomes");
+                ArrayNode outcomes = reply.putArray("outcomes");
+                for (JsonNode command : commands) outcomes.add(cluster.apply(command));
+                return reply;
+            }
             default:
                 reply.put("type", "error");
-                reply.put("message", "unknown request type '" + type + "'; expected one of hello, reset, apply");
+                reply.put("message", "unknown request type '" + type + "'; expected one of hello, reset, apply, apply_batch");
                 return reply;
         }
     }

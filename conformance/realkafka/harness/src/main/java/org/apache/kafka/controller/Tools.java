@@ -68,10 +68,10 @@ final class Tools {
         boolean unstable = cmd.path("unstable").asBoolean(false);
         List<String> features = featureItems(cmd.get("features"));
 
-        Path dir = null;
+        Path data = null;
         try {
-            dir = Files.createTempDirectory("kfc-format-");
-            Path data = dir.resolve("metadata");
+            // The same scratch path every time (emptied after each format): the KafkaConfig naming it is reused.
+            data = scratch().resolve("metadata");
             Properties props = new Properties();
             props.put("process.roles", "controller");
             props.put("node.id", String.valueOf(ids.get(0)));
@@ -146,8 +146,19 @@ final class Tools {
         } catch (Exception e) {
             throw new IllegalStateException("format: " + e, e);
         } finally {
-            deleteTree(dir);
+            deleteTree(data);
         }
+    }
+
+    private static Path scratchRoot;
+
+    /** This JVM's own scratch directory under java.io.tmpdir (removed at exit; empty between formats). */
+    static Path scratch() throws IOException {
+        if (scratchRoot == null) {
+            scratchRoot = Files.createTempDirectory("kfc-format-");
+            scratchRoot.toFile().deleteOnExit();
+        }
+        return scratchRoot;
     }
 
     /** The exception's message; a scala.MatchError's identity hash (`[Ljava.lang.String;@1b6d3586 (of class …)`)
