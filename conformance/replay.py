@@ -118,7 +118,7 @@ class Prefetched:
         return self._outcomes[i]
 
 
-def _missing_ops(trace: dict[str, Any], capabilities: frozenset[str]) -> list[str]:
+def missing_ops(trace: dict[str, Any], capabilities: frozenset[str]) -> list[str]:
     """The contract's ops the trace uses and the target lacks (an op outside the contract is a
     malformed command every target answers: not a reason to skip)."""
     from reference_impl import OPS
@@ -138,7 +138,7 @@ def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
     if capabilities is None:
         capabilities = getattr(target, "capabilities", None)
     if capabilities is not None:
-        missing = _missing_ops(trace, capabilities)
+        missing = missing_ops(trace, capabilities)
         if missing:
             return _row(tid, profile, "skipped", diff=f"the target lacks op(s) {', '.join(missing)}", **base)
     if isinstance(target, BatchApplies) and target.batching:
@@ -296,7 +296,8 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return s.to_dict()
 
 
-__all__ = ["RESULT_FIELDS", "STATUSES", "Summary", "input_error_row", "replay_rows", "replay_trace", "summarize"]
+__all__ = ["RESULT_FIELDS", "STATUSES", "BatchApplies", "Prefetched", "Summary", "input_error_row", "missing_ops", "replay_rows",
+           "replay_trace", "summarize"]
 
 
 # -- shrinking what a corpus replay found ----------------------------------------------------------

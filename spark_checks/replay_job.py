@@ -225,8 +225,9 @@ def input_rdd(run: SparkRun, plan: InputPlan) -> Any:
 
 # -- the job ---------------------------------------------------------------------------------------
 
-def _check_target(spec: str) -> None:
-    """Make and close the target once in the driver: an unknown spec is one clear error, not N failed tasks."""
+def _check_target(spec: str) -> bool:
+    """Make and close the target once in the driver: an unknown spec is one clear error, not N failed
+    tasks.  True when making one starts a process (then each task should make only one)."""
     from conformance.targets import TargetError, make_target
 
     try:
@@ -239,6 +240,7 @@ def _check_target(spec: str) -> None:
         t.close()
     except Exception:  # noqa: BLE001, S110 - only the creation was being checked
         pass
+    return bool(t.starts_a_process)
 
 
 def _clean_out(out: Path, allure: Path) -> None:
@@ -272,7 +274,7 @@ def replay(corpus: str | Path, target_spec: str, out_dir: str | Path, master: st
     plan = plan_input(corpus_p)
     if plan.rows == 0:  # said at once, not after Spark's start
         raise SparkJobError(f"{corpus}: the corpus holds no traces: NOTHING CHECKED")
-    _check_target(target_spec)
+    one_per_core = _check_target(target_spec)
     out.mkdir(parents=True, exist_ok=True)
     allure = Path(allure_dir) if allure_dir is not None else out / "allure-results"
     _clean_out(out, allure)
@@ -285,7 +287,7 @@ def replay(corpus: str | Path, target_spec: str, out_dir: str | Path, master: st
     try:
         with run.interrupt_guard():
             summary = _replay_on(run, plan, corpus_p, target_spec, results_dir, allure, k_allure, progress,
-                                 partitions)
+                                 partitions, one_per_core)
         done = True
     finally:
         if own:
@@ -303,12 +305,16 @@ def replay(corpus: str | Path, target_spec: str, out_dir: str | Path, master: st
 
 
 def _replay_on(run: SparkRun, plan: InputPlan, corpus: Path, target_spec: str, results_dir: Path, allure: Path,
-               k_allure: int, progress: bool, partitions: int | None) -> dict[str, Any]:
-    """The job itself, on a started run: results/ and the Allure files written, the summary returned."""
+               k_allure: int, progress: bool, partitions: int | None, one_per_core: bool = False) -> dict[str, Any]:
+    """The job itself, on a started run: results/ and the Allure files written, the summary returned.
+    `one_per_core`: the target starts a process (a JVM), so the slices are coalesced into one task
+    per core, each task making one target for all its slices."""
     t0 = time.perf_counter()
     rdd = input_rdd(run, plan)
     if partitions:
         rdd = rdd.repartition(partitions)
+    elif one_per_core and rdd.getNumPartitions() > run.parallelism:
+        rdd = rdd.coalesce(run.parallelism)
     results_dir.mkdir(parents=True)
     k = max(k_allure, FIRST_DIVERGENCES)
     tasks = rdd.mapPartitionsWithIndex(

@@ -32,6 +32,8 @@ class Target(abc.ABC):
     # Profiles the active controller can be restarted on (a harness of one release's code); None: any.
     active_software: frozenset[str] | None = None
     unreported: frozenset[str] = frozenset()  # outcome fields it cannot report: not compared for it
+    # Making one starts a process (a JVM: seconds): a corpus replay makes one per core, not per slice.
+    starts_a_process = False
 
     def hello(self) -> dict[str, Any]:
         caps = self.capabilities if self.capabilities is not None else all_ops()

@@ -189,6 +189,7 @@ class SubprocessTarget(Target):
     `start_timeout` the start and handshake.  `trace(direction, message)` sees every message
     ("send" / "recv"), e.g. to log or validate them.  Not thread-safe: one caller at a time."""
 
+    starts_a_process = True
     eof_grace = 1.0  # seconds close() waits after EOF before SIGTERM
     term_grace = 2.0  # ... and after SIGTERM before SIGKILL
 
@@ -262,6 +263,11 @@ class SubprocessTarget(Target):
             self._broken(f"bad outcome for {what}: {problem}: {_clip(json.dumps(resp))}")
         assert isinstance(outcome, dict)
         return outcome
+
+    @property
+    def pid(self) -> int | None:
+        """The running target process's id (None when none runs)."""
+        return self._proc.popen.pid if self._proc is not None else None
 
     @property
     def batching(self) -> bool:
