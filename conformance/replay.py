@@ -41,6 +41,7 @@ from .model import STATUSES
 RESULT_FIELDS = ("trace_id", "profile", "status", "first_divergent_step", "op", "rule", "expected", "actual",
                  "diff", "n_steps", "ops", "codes", "op_codes")
 DIVERGENCE_SAMPLE = 20
+SKIPPED_BECAUSE = "the target lacks op(s) "  # a skipped row's diff: this, then the ops, ", "-joined
 
 
 def _json(v: Any) -> str:
@@ -140,7 +141,7 @@ def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
     if capabilities is not None:
         missing = missing_ops(trace, capabilities)
         if missing:
-            return _row(tid, profile, "skipped", diff=f"the target lacks op(s) {', '.join(missing)}", **base)
+            return _row(tid, profile, "skipped", diff=SKIPPED_BECAUSE + ", ".join(missing), **base)
     if isinstance(target, BatchApplies) and target.batching:
         target = Prefetched(target, [*trace.get("initial", ()), *(s["command"] for s in trace["steps"])])
     verdict = run_steps(trace, target, stop_at_first=True, capabilities=capabilities, messages=messages,
@@ -157,14 +158,14 @@ def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
 
 
 def replay_rows(target_spec: str, rows: Iterable[CorpusRow | tuple[str, str]], *,
-                messages: bool = True) -> Iterator[dict[str, Any]]:
+                messages: bool = True, target: Any = None) -> Iterator[dict[str, Any]]:
     """Replay a stream of corpus rows on ONE target made from `target_spec` (one per call, i.e. per
     Spark partition), closed at the end.  Rows are `CorpusRow`s or raw (key, body) pairs from
     `corpus.iter_bodies` / a Parquet (trace_id, body).  Input errors pass through as input-error
-    rows.  After a target-error the target is reset; if that fails it is closed and made again."""
+    rows.  After a target-error the target is reset; if that fails it is closed and made again.
+    `target`: one already made from `target_spec` to start with (closed at the end all the same)."""
     from conformance.targets import make_target
 
-    target: Any = None
     frozen = False
     try:
         for raw in rows:
@@ -224,7 +225,7 @@ class Summary:
         self.divergent_ops: Counter[str] = Counter()  # op of the first divergent step
         self.coverage: dict[str, Counter[str]] = {}  # profile -> Counter of "op/CODE" (traces)
         self.divergences: list[dict[str, Any]] = []
-        self.skipped: Counter[str] = Counter()  # why traces were skipped (the ops the target lacks) -> traces
+        self.skipped: Counter[str] = Counter()  # op the target lacks -> skipped traces that use it
 
     def add(self, r: dict[str, Any]) -> None:
         self.total += 1
@@ -233,7 +234,9 @@ class Summary:
         profile = r.get("profile") or "(unknown)"
         self.by_profile.setdefault(profile, Counter())[status] += 1
         if status == "skipped":  # not run: its steps and outcomes count as neither replayed nor covered
-            self.skipped[r.get("diff") or "(no reason)"] += 1
+            diff = r.get("diff") or ""
+            self.skipped.update(diff.removeprefix(SKIPPED_BECAUSE).split(", ") if diff.startswith(SKIPPED_BECAUSE)
+                                else [diff or "(no reason)"])
             return
         self.steps += r.get("n_steps") or 0
         self.op_steps.update(r.get("ops") or [])
@@ -281,7 +284,7 @@ class Summary:
             "divergence_rate": (self.status["diverged"] / replayed) if replayed else 0.0,
             "coverage": matrix,  # op -> expected error name -> profile -> traces
             "first_divergences": list(self.divergences),
-            "skipped": dict(self.skipped.most_common()),  # reason -> traces, most first
+            "skipped": dict(self.skipped.most_common()),  # op the target lacks -> traces skipped for it
         }
 
 
@@ -296,7 +299,7 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return s.to_dict()
 
 
-__all__ = ["RESULT_FIELDS", "STATUSES", "BatchApplies", "Prefetched", "Summary", "input_error_row", "missing_ops", "replay_rows",
+__all__ = ["RESULT_FIELDS", "SKIPPED_BECAUSE", "STATUSES", "BatchApplies", "Prefetched", "Summary", "input_error_row", "missing_ops", "replay_rows",
            "replay_trace", "summarize"]
 
 

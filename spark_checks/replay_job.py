@@ -50,7 +50,8 @@ def _clip_body(body: Any) -> str | None:
     return text if len(text) <= MAX_ATTACHED_BODY else text[:MAX_ATTACHED_BODY]
 
 
-def replay_partition(target_spec: str, rows: Iterable[tuple[str | None, Any]]) -> Iterator[tuple[Any, ...]]:
+def replay_partition(target_spec: str, rows: Iterable[tuple[str | None, Any]],
+                     target: Any = None) -> Iterator[tuple[Any, ...]]:
     """Runs in a Python worker: one target for the whole partition; one output row per input row
     (the trace body is kept only for rows that did not pass, for triage and Allure)."""
     from conformance.replay import replay_rows
@@ -64,7 +65,7 @@ def replay_partition(target_spec: str, rows: Iterable[tuple[str | None, Any]]) -
             last[0] = body
             yield key, body
 
-    for r in replay_rows(target_spec, feed()):  # lock-step: one result per row pulled
+    for r in replay_rows(target_spec, feed(), target=target):  # lock-step: one result per row pulled
         yield (*(r[f] for f in RESULT_FIELDS), None if r["status"] in ("pass", "skipped") else _clip_body(last[0]))
 
 
@@ -76,8 +77,8 @@ def result_arrow_schema() -> Any:
     return pa.schema([pa.field(f, types.get(f, pa.string())) for f in (*RESULT_FIELDS, "trace")])
 
 
-def replay_task(target_spec: str, results_dir: str, k: int, index: int,
-                rows: Iterable[tuple[str | None, Any]]) -> Iterator[tuple[int, int, Summary, list[tuple[str, int]]]]:
+def replay_task(target_spec: str, results_dir: str, k: int, index: int, rows: Iterable[tuple[str | None, Any]],
+                target: Any = None) -> Iterator[tuple[int, int, Summary, list[tuple[str, int]]]]:
     """Runs in a Python worker: replay one partition, write its results to
     results_dir/part-INDEX.parquet (atomic rename: a retried or speculative attempt replaces, never
     adds) and return (index, rows, Summary, the k smallest non-passing (trace_id, row) of the part).
@@ -95,7 +96,7 @@ def replay_task(target_spec: str, results_dir: str, k: int, index: int,
     n = 0
     writer = pq.ParquetWriter(str(tmp), schema, compression="zstd")
     try:
-        for row in replay_partition(target_spec, rows):
+        for row in replay_partition(target_spec, rows, target):
             rec = dict(zip(names, row, strict=True))
             summary.add(rec)
             for name, v in rec.items():
@@ -327,11 +328,29 @@ def _replay_on(run: SparkRun, plan: InputPlan, corpus: Path, target_spec: str, r
         # One small tuple per partition comes back: counts and the k first findings' positions.
         parts = tasks.collect()
     replay_seconds = time.perf_counter() - t0
+    summary = _merge_parts(parts, results_dir, allure, k, k_allure, target_spec,
+                           lambda s: _environment(run, target_spec, corpus, s))
+    summary.update({
+        "corpus": str(corpus), "target": target_spec, "master": run.master,
+        "rows_in": plan.rows, "complete": plan.rows == summary["rows_out"] == summary["traces"],
+        "partitions": n_parts, "failed_tasks": prog.failed if progress else None,
+        "seconds": {"spark_start": round(run.start_seconds, 2), "replay": round(replay_seconds, 2), "total": None},
+        "traces_per_s": round(summary["traces"] / replay_seconds, 1) if replay_seconds > 0 else None,
+        "results": None,  # these three: filled in by replay()
+        "driver_peak_rss_mb": None, "driver_jvm_pid": run.jvm_pid(),
+    })
+    return summary
+
+
+def _merge_parts(parts: Sequence[tuple[int, int, Summary, list[tuple[str, int]]]], results_dir: Path, allure: Path,
+                 k: int, k_allure: int, target_spec: str,
+                 environment: Any) -> dict[str, Any]:
+    """The tasks' summaries merged, the first K findings read back from the part files and written
+    as Allure results (with `environment(summary)` as their Environment)."""
     agg = Summary()
     for _, _, part_summary, _ in parts:
         agg.merge(part_summary)
     summary = agg.to_dict()
-    rows_written = _count_results(results_dir)
     picks = sorted((tid, index, row) for index, _, _, top in parts for tid, row in top)[:k]
     first = _read_rows(results_dir, picks)
     summary["first_divergences"] = [{f: r.get(f) for f in ("trace_id", "profile", "status",
@@ -339,17 +358,53 @@ def _replay_on(run: SparkRun, plan: InputPlan, corpus: Path, target_spec: str, r
                                     for r in first[:FIRST_DIVERGENCES]]
     n_allure = write_divergences(allure, first[:k_allure], target_spec)
     if n_allure:
-        write_environment(allure, _environment(run, target_spec, corpus, summary))
+        write_environment(allure, environment(summary))
+    summary.update({"rows_out": _count_results(results_dir), "allure_results": n_allure})
+    return summary
+
+
+def replay_in_process(corpus: str | Path, target_spec: str, out_dir: str | Path, k_allure: int = 20,
+                      target: Any = None) -> dict[str, Any]:
+    """The same job without Spark: one task in this process (one target, e.g. one harness JVM), the
+    same outputs as `replay` (results/, summary.json, coverage.*, allure-results/).  `target`: one
+    already made from `target_spec` (closed at the end)."""
+    from conformance.corpus import iter_bodies
+
+    t_total = time.perf_counter()
+    corpus_p, out = Path(corpus), Path(out_dir)
+    if not corpus_p.exists():
+        raise SparkJobError(f"{corpus}: no such corpus file or directory")
+    plan = plan_input(corpus_p)
+    if plan.rows == 0:
+        raise SparkJobError(f"{corpus}: the corpus holds no traces: NOTHING CHECKED")
+    out.mkdir(parents=True, exist_ok=True)
+    allure = out / "allure-results"
+    _clean_out(out, allure)
+    results_dir = (out / "results").resolve()
+    results_dir.mkdir(parents=True)
+    k = max(k_allure, FIRST_DIVERGENCES)
+    t0 = time.perf_counter()
+    done = False
+    try:
+        parts = list(replay_task(target_spec, str(results_dir), k, 0, iter_bodies(corpus_p), target))
+        done = True
+    finally:
+        if not done:
+            _drop_attempts(results_dir)
+    replay_seconds = time.perf_counter() - t0
+    env = {"target": target_spec, "master": "in process (--no-spark)", "corpus": str(corpus_p)}
+    summary = _merge_parts(parts, results_dir, allure, k, k_allure, target_spec, lambda s: env)
     summary.update({
-        "corpus": str(corpus), "target": target_spec, "master": run.master,
-        "rows_in": plan.rows, "rows_out": rows_written,
-        "complete": plan.rows == rows_written == summary["traces"],
-        "partitions": n_parts, "failed_tasks": prog.failed if progress else None,
-        "seconds": {"spark_start": round(run.start_seconds, 2), "replay": round(replay_seconds, 2), "total": None},
+        "corpus": str(corpus_p), "target": target_spec, "master": "in process (--no-spark)",
+        "rows_in": plan.rows, "complete": plan.rows == summary["rows_out"] == summary["traces"],
+        "partitions": 1, "failed_tasks": None,
+        "seconds": {"spark_start": 0.0, "replay": round(replay_seconds, 2),
+                    "total": round(time.perf_counter() - t_total, 2)},
         "traces_per_s": round(summary["traces"] / replay_seconds, 1) if replay_seconds > 0 else None,
-        "results": None,  # these three: filled in by replay()
-        "allure_results": n_allure, "driver_peak_rss_mb": None, "driver_jvm_pid": run.jvm_pid(),
+        "results": str(out / "results"), "driver_peak_rss_mb": peak_rss_mb(), "driver_jvm_pid": None,
     })
+    write_coverage(out, summary["coverage"])
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=False) + "\n")
     return summary
 
 
@@ -408,4 +463,4 @@ def write_coverage(out: Path, matrix: dict[str, dict[str, dict[str, int]]]) -> N
     pq.write_table(table, out / "coverage.parquet")
 
 
-__all__ = ["STATUSES", "InputPlan", "plan_input", "replay", "replay_task", "result_arrow_schema", "write_coverage"]
+__all__ = ["STATUSES", "InputPlan", "plan_input", "replay", "replay_in_process", "replay_task", "result_arrow_schema", "write_coverage"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,8 @@ def test_a_trace_using_an_op_the_target_lacks_is_skipped_counted_and_never_passe
     s = summarize(rows)
     assert s["by_status"]["skipped"] == 2 and s["by_status"]["pass"] == 3
     assert s["steps"] == sum(len(t["steps"]) for t in can)  # skipped steps are not counted as replayed
-    assert sum(s["skipped"].values()) == 2 and not s["first_divergences"]
+    assert s["skipped"] == dict(Counter(op for t in cannot for op in missing_ops(t, HARNESS_OPS)))
+    assert not s["first_divergences"]
     assert replay_verdict(summarize(rows[3:])) == "NOTHING CHECKED"  # all skipped: nothing was checked
     assert replay_verdict(s) == "PASS"
 
@@ -196,5 +198,34 @@ def test_kfc_replay_against_kafka_jvm_runs_compares_and_counts_skips(jvm: Any, t
     assert summary["by_status"] == {"pass": 4, "diverged": 0, "target-error": 0, "input-error": 0, "skipped": 2}
     assert summary["partitions"] == 1  # one harness JVM for the whole task
     assert summary["steps"] == sum(len(t["steps"]) for t in passing)  # skipped traces' steps are not counted
-    assert "skipped 1 traces (not run, not passed)" in res.output and "PASS" in res.output
+    assert "skipped 2 traces (not run, not passed): the target lacks" in res.output and "PASS" in res.output
     assert res.exit_code == 0, res.output
+
+
+@needs_jvm
+def test_kfc_replay_no_spark_against_kafka_jvm_has_the_same_outputs(jvm: Any, tmp_path: Path) -> None:
+    """`kfc replay --no-spark`: one harness JVM in this process, the same summary and results."""
+    import pyarrow.parquet as pq
+
+    from kfc.commands.replay import replay_command
+
+    can, cannot = _slice(8, 2)
+    passing = [t for t in can if replay_trace(jvm, t)["status"] == "pass"][:3]
+    wrong = copy.deepcopy(passing[0])
+    wrong["id"] = "planted"
+    wrong["steps"][0]["expected"]["error"] = "UNKNOWN_SERVER_ERROR"
+    corpus = tmp_path / "slice.jsonl"
+    write_corpus([*passing, wrong, *cannot], corpus)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(replay_command, [str(corpus), "--target", f"kafka-jvm:{VERSION}", "--no-spark",
+                                              "--out", str(out), "--quiet", "--k-allure", "0"])
+    assert res.exit_code == 1, res.output  # the planted divergence
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["by_status"] == {"pass": 3, "diverged": 1, "target-error": 0, "input-error": 0, "skipped": 2}
+    assert summary["complete"] and summary["partitions"] == 1
+    rows = {r["trace_id"]: r for r in pq.read_table(out / "results").to_pylist()}
+    assert rows["planted"]["first_divergent_step"] == 0 and rows["planted"]["trace"]  # kept for triage
+    assert "DIVERGED" in res.output and "planted" in res.output
+    bad = CliRunner().invoke(replay_command, [str(corpus), "--target", "kafka-jvm:0.0.1", "--no-spark",
+                                              "--out", str(tmp_path / "o2")])
+    assert bad.exit_code == 1 and "kafka-jvm:0.0.1" in bad.output and "Traceback" not in bad.output

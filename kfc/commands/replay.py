@@ -42,8 +42,10 @@ def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
         table.add_row(profile, *(_cell(col, counts.get(col, 0)) for col in cols))
     table.add_row("[bold]total[/]", *(_cell(col, st.get(col, 0)) for col in cols))
     console.print(table)
-    for reason, n in list((s.get("skipped") or {}).items())[:4]:
-        console.print(f"[yellow]skipped[/] {n:,} traces (not run, not passed): {escape(reason)}")
+    if st.get("skipped"):
+        lacks = ", ".join(f"{op} ({n:,})" for op, n in (s.get("skipped") or {}).items())
+        console.print(f"[yellow]skipped[/] {st['skipped']:,} traces (not run, not passed): the target lacks "
+                      f"{escape(lacks)} (traces using each)")
     if s.get("divergent_ops"):
         console.print("first divergent op: " + ", ".join(f"{op} {n}" for op, n in
                                                            sorted(s["divergent_ops"].items(), key=lambda kv: -kv[1])[:6]))
@@ -109,19 +111,27 @@ def _cell(col: str, n: int) -> str:
               help="First K non-passing traces (by trace id) written as Allure results.")
 @click.option("--partitions", default=None, type=click.IntRange(min=1), help="Force the number of replay tasks.")
 @click.option("--quiet", is_flag=True, help="No progress while it runs.")
+@click.option("--spark/--no-spark", "spark", default=True, show_default=True,
+              help="--no-spark: replay in this process (one target, e.g. one harness JVM), same outputs.")
 @interruptible
 def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_allure: int, partitions: int | None,
-                   quiet: bool) -> None:
+                   quiet: bool, spark: bool) -> None:
     """Replay every trace of CORPUS (JSON Lines or Parquet, a file or a directory of them) against
-    TARGET with Spark; exit 0 only when nothing diverged."""
+    TARGET with Spark (or in this process with --no-spark); exit 0 only when nothing diverged.
+    Traces using ops the target does not list in its capabilities are skipped and counted."""
     from spark_checks.replay_job import replay
     from spark_checks.session import SparkJobError
 
     if not corpus.exists():
         raise click.ClickException(f"{corpus}: no such corpus file or directory")
+    if not spark and (master or partitions):
+        raise click.ClickException("--master and --partitions are Spark's: not with --no-spark")
     try:
-        summary = replay(corpus, target, out, master=master or "local[*]", k_allure=k_allure, progress=not quiet,
-                         partitions=partitions)
+        if spark:
+            summary = replay(corpus, target, out, master=master or "local[*]", k_allure=k_allure,
+                             progress=not quiet, partitions=partitions)
+        else:
+            summary = _in_process(corpus, target, out, k_allure)
     except SparkJobError as e:
         raise click.ClickException(str(e)) from None
     except Exception as e:  # noqa: BLE001 - a failed Spark job: one line, not the JVM's stack trace
@@ -131,6 +141,20 @@ def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_a
         summary["shrunk"] = _shrunk(target, out)
     print_summary(_console(), summary, out)
     sys.exit(0 if replay_verdict(summary) == "PASS" else 1)
+
+
+def _in_process(corpus: Path, target: str, out: Path, k_allure: int) -> dict[str, Any]:
+    from conformance.targets import TargetError, make_target
+    from spark_checks.replay_job import replay_in_process
+
+    try:  # an unknown or unstartable target: one line, before any output is written
+        made = make_target(target)
+    except (ValueError, TargetError) as e:
+        raise click.ClickException(f"target {target}: {e}") from None
+    try:
+        return replay_in_process(corpus, target, out, k_allure=k_allure, target=made)
+    finally:
+        made.close()  # (closed already at the end of the replay; again if it never began)
 
 
 def _shrunk(target_spec: str, out: Path) -> list[dict[str, Any]]:
