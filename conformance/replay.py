@@ -163,9 +163,10 @@ def replay_rows(target_spec: str, rows: Iterable[CorpusRow | tuple[str, str]], *
     Spark partition), closed at the end.  Rows are `CorpusRow`s or raw (key, body) pairs from
     `corpus.iter_bodies` / a Parquet (trace_id, body).  Input errors pass through as input-error
     rows.  After a target-error the target is reset; if that fails it is closed and made again.
-    `target`: one already made from `target_spec` to start with (closed at the end all the same)."""
+    `target`: one already made from `target_spec` to start with; it stays the caller's to close."""
     from conformance.targets import make_target
 
+    given = target
     frozen = False
     try:
         for raw in rows:
@@ -194,7 +195,7 @@ def replay_rows(target_spec: str, rows: Iterable[CorpusRow | tuple[str, str]], *
     finally:
         if frozen:
             gc.unfreeze()
-        if target is not None:
+        if target is not None and target is not given:
             with contextlib.suppress(Exception):  # closing a broken target must not hide the results
                 target.close()
 

@@ -367,7 +367,7 @@ def replay_in_process(corpus: str | Path, target_spec: str, out_dir: str | Path,
                       target: Any = None) -> dict[str, Any]:
     """The same job without Spark: one task in this process (one target, e.g. one harness JVM), the
     same outputs as `replay` (results/, summary.json, coverage.*, allure-results/).  `target`: one
-    already made from `target_spec` (closed at the end)."""
+    already made from `target_spec` (the caller closes it)."""
     from conformance.corpus import iter_bodies
 
     t_total = time.perf_counter()

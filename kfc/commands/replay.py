@@ -119,55 +119,56 @@ def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_a
     """Replay every trace of CORPUS (JSON Lines or Parquet, a file or a directory of them) against
     TARGET with Spark (or in this process with --no-spark); exit 0 only when nothing diverged.
     Traces using ops the target does not list in its capabilities are skipped and counted."""
-    from spark_checks.replay_job import replay
+    from spark_checks.replay_job import replay, replay_in_process
     from spark_checks.session import SparkJobError
 
     if not corpus.exists():
         raise click.ClickException(f"{corpus}: no such corpus file or directory")
     if not spark and (master or partitions):
         raise click.ClickException("--master and --partitions are Spark's: not with --no-spark")
+    made = None if spark else _make(target)  # --no-spark: one target for the replay and the shrinking
     try:
-        if spark:
-            summary = replay(corpus, target, out, master=master or "local[*]", k_allure=k_allure,
-                             progress=not quiet, partitions=partitions)
-        else:
-            summary = _in_process(corpus, target, out, k_allure)
-    except SparkJobError as e:
-        raise click.ClickException(str(e)) from None
-    except Exception as e:  # noqa: BLE001 - a failed Spark job: one line, not the JVM's stack trace
-        text = " ".join(str(e).split())
-        raise click.ClickException(f"the Spark job failed: {type(e).__name__}: {text[:400]}") from None
-    if summary["by_status"].get("diverged") or summary["by_status"].get("target-error"):
-        summary["shrunk"] = _shrunk(target, out)
+        try:
+            if made is None:
+                summary = replay(corpus, target, out, master=master or "local[*]", k_allure=k_allure,
+                                 progress=not quiet, partitions=partitions)
+            else:
+                summary = replay_in_process(corpus, target, out, k_allure=k_allure, target=made)
+        except SparkJobError as e:
+            raise click.ClickException(str(e)) from None
+        except Exception as e:  # noqa: BLE001 - a failed Spark job: one line, not the JVM's stack trace
+            text = " ".join(str(e).split())
+            what = "the Spark job" if made is None else "the replay"
+            raise click.ClickException(f"{what} failed: {type(e).__name__}: {text[:400]}") from None
+        if summary["by_status"].get("diverged") or summary["by_status"].get("target-error"):
+            summary["shrunk"] = _shrunk(target, out, made)
+    finally:
+        if made is not None:
+            made.close()
     print_summary(_console(), summary, out)
     sys.exit(0 if replay_verdict(summary) == "PASS" else 1)
 
 
-def _in_process(corpus: Path, target: str, out: Path, k_allure: int) -> dict[str, Any]:
+def _make(target_spec: str) -> Any:
+    """The target, or one line for the user (an unknown spec, a target that cannot start)."""
     from conformance.targets import TargetError, make_target
-    from spark_checks.replay_job import replay_in_process
-
-    try:  # an unknown or unstartable target: one line, before any output is written
-        made = make_target(target)
-    except (ValueError, TargetError) as e:
-        raise click.ClickException(f"target {target}: {e}") from None
-    try:
-        return replay_in_process(corpus, target, out, k_allure=k_allure, target=made)
-    finally:
-        made.close()  # (closed already at the end of the replay; again if it never began)
-
-
-def _shrunk(target_spec: str, out: Path) -> list[dict[str, Any]]:
-    """The first divergences, shrunk on the target in this process, each with a repro line."""
-    from conformance.replay import shrink_failures
-    from conformance.targets import TargetError, capabilities_of, make_target
 
     try:
-        target = make_target(target_spec)
+        return make_target(target_spec)
     except (ValueError, TargetError) as e:
         raise click.ClickException(f"target {target_spec}: {e}") from None
+
+
+def _shrunk(target_spec: str, out: Path, made: Any = None) -> list[dict[str, Any]]:
+    """The first divergences, shrunk on the target in this process (`made`, or one made here), each
+    with a repro line."""
+    from conformance.replay import shrink_failures
+    from conformance.targets import capabilities_of
+
+    target = made if made is not None else _make(target_spec)
     try:
         return shrink_failures(out / "results", target, target_spec, out / "traces",
                                capabilities_of(target.hello()), limit=5)
     finally:
-        target.close()
+        if made is None:
+            target.close()
