@@ -8,12 +8,16 @@ The sources are the common core (`harness/src/main/java`) plus one release line'
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .releases import FetchError, Release, _check_version, fetch
 
@@ -22,6 +26,24 @@ CORE = HERE / "src" / "main" / "java"
 SHIMS = HERE / "shims"
 MAIN_CLASS = "org.apache.kafka.controller.KfcHarness"
 _DONE = ".kfc-complete"
+JAR = "harness.jar"  # the classes again as a jar: a class-data archive takes jars only
+ARCHIVE = "harness.jsa"  # the class-data (CDS) archive of a training run, made at build time
+# What the training run sends: every op the harness runs, so that their classes are in the archive.
+_TRAINING: list[dict[str, Any]] = [
+    {"type": "hello", "protocol_version": 1},
+    {"type": "reset", "profile": None},
+    {"type": "apply", "command": {"op": "version_mapping", "release_version": "3.9"}},
+    {"type": "apply", "command": {"op": "feature_dependencies", "features": ["transaction.version=2"]}},
+    {"type": "apply", "command": {"op": "format", "release_version": "3.9", "standalone": True}},
+    {"type": "apply", "command": {"op": "register", "node": 1}},
+    {"type": "apply", "command": {"op": "register", "role": "controller", "node": 3000}},
+    {"type": "apply", "command": {"op": "update_features",
+                                  "updates": [{"feature": "metadata.version", "level": 99}]}},
+    {"type": "apply", "command": {"op": "api_versions", "node": 1}},
+    {"type": "apply", "command": {"op": "describe"}},
+    {"type": "apply", "command": {"op": "state"}},
+    {"type": "apply", "command": {"op": "restore_state", "metadata_version": 21}},
+]
 
 
 class HarnessError(FetchError):
@@ -36,11 +58,18 @@ class Harness:
     classes: Path
     build_seconds: float  # 0.0 when it came from the cache
 
-    def argv(self, profile: str, name: str, tmpdir: Path | None = None) -> list[str]:
+    def argv(self, profile: str, name: str, tmpdir: Path | None = None, *, archive: bool = True) -> list[str]:
         java = shutil.which("java") or "java"
-        cp = os.pathsep.join([str(self.classes), *(str(j) for j in self.release.classpath)])
-        # A small, quickly started JVM: the harness is single-threaded and short-lived.
-        flags = ["-Xss4m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+        jar, jsa = self.classes.parent / JAR, self.classes.parent / ARCHIVE
+        shared = archive and jar.is_file() and jsa.is_file()
+        # The class-data archive names the jars it was dumped with: the same class path, the jar first.
+        cp = os.pathsep.join([str(jar if shared else self.classes), *(str(j) for j in self.release.classpath)])
+        # A small, quickly started JVM: the harness is single-threaded and short-lived.  The JVM's own
+        # log (e.g. a class-data archive it cannot use) goes to stderr: stdout carries protocol lines only.
+        flags = ["-Xss4m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                 "-Xlog:disable", "-Xlog:all=warning:stderr"]
+        if shared:  # Kafka's classes as parsed and verified at build time: about half of the start
+            flags.append(f"-XX:SharedArchiveFile={jsa}")
         if tmpdir is not None:  # where kafka-storage format writes its scratch directories
             flags.append(f"-Djava.io.tmpdir={tmpdir}")
         return [java, *flags, "-cp", cp, MAIN_CLASS, profile, name]
@@ -61,8 +90,11 @@ def sources(version: str) -> list[Path]:
     return sorted(CORE.rglob("*.java")) + sorted((SHIMS / line).rglob("*.java"))
 
 
+_RECIPE = b"javac, jar, class-data archive (2)"  # how a build is made: a new recipe is a new build
+
+
 def source_hash(version: str) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(_RECIPE)
     for p in sources(version):
         h.update(p.relative_to(HERE).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
@@ -94,6 +126,7 @@ def build(version: str) -> Harness:
         shutil.rmtree(tmp, ignore_errors=True)
         first = next((ln for ln in proc.stderr.splitlines() if "error:" in ln), proc.stderr.strip()[:300])
         raise HarnessError(f"Kafka {version}: the kafka-jvm harness does not compile against this release: {first}")
+    _jar(tmp / "classes", tmp / JAR)
     seconds = time.monotonic() - start
     (tmp / _DONE).write_text(f"{version} {seconds:.1f}s\n")
     if (home / _DONE).is_file():  # another process built it meanwhile (and may be running it): keep that one
@@ -101,7 +134,37 @@ def build(version: str) -> Harness:
         return Harness(release, classes, seconds)
     shutil.rmtree(home, ignore_errors=True)
     tmp.rename(home)
+    _archive(Harness(release, classes, 0.0), version)  # after the rename: the archive names the jar's final path
     for old in home.parent.iterdir():  # builds of earlier sources of this release are of no use any more
         if old.name != home.name and not old.name.startswith("."):
             shutil.rmtree(old, ignore_errors=True)
     return Harness(release, classes, seconds)
+
+
+def _jar(classes: Path, jar: Path) -> None:
+    with zipfile.ZipFile(jar, "w", zipfile.ZIP_STORED) as z:
+        for f in sorted(classes.rglob("*.class")):
+            z.write(f, f.relative_to(classes).as_posix())
+
+
+def _archive(harness: Harness, version: str) -> None:
+    """A training run of the harness that dumps the classes it loaded at exit (JDK 13+'s
+    -XX:ArchiveClassesAtExit), then moved into place whole.  Best effort: without the archive the
+    harness starts as before."""
+    jsa = harness.classes.parent / ARCHIVE
+    part = jsa.with_name(f".{ARCHIVE}.part-{os.getpid()}")
+    argv = harness.argv(f"kafka-{version}", "kfc-training", archive=False)
+    argv[argv.index("-cp") + 1] = os.pathsep.join([str(harness.classes.parent / JAR),
+                                                   *(str(j) for j in harness.release.classpath)])
+    argv.insert(1, f"-XX:ArchiveClassesAtExit={part}")
+    with tempfile.TemporaryDirectory(prefix="kfc-training-") as scratch:
+        argv.insert(1, f"-Djava.io.tmpdir={scratch}")
+        requests = "".join(json.dumps({"id": i, **r}) + "\n" for i, r in enumerate(_TRAINING))
+        try:
+            done = subprocess.run(argv, input=requests.encode(), capture_output=True, timeout=300,
+                                  check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            done = False
+    if done and part.is_file():
+        os.replace(part, jsa)
+    part.unlink(missing_ok=True)
