@@ -136,6 +136,15 @@ def jvm() -> Iterator[Any]:
 
 
 @needs_jvm
+def test_the_harness_starts_from_its_class_data_archive(jvm: Any) -> None:
+    """Built with a CDS archive of a training run; the JVM could use it (else it warns on stderr)."""
+    jsa = next(a.split("=", 1)[1] for a in jvm.argv if a.startswith("-XX:SharedArchiveFile="))
+    assert Path(jsa).is_file() and Path(jsa).parent.name == jvm.harness.classes.parent.name
+    jvm.reset("kafka-4.1")
+    assert not [line for line in jvm.stderr_tail() if "archive" in line.lower()], jvm.stderr_tail()
+
+
+@needs_jvm
 def test_the_harness_offers_apply_batch_and_answers_it_as_single_applies(jvm: Any) -> None:
     from conformance.model import hello_problem
 
