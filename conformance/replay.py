@@ -226,7 +226,7 @@ class Summary:
         self.divergent_ops: Counter[str] = Counter()  # op of the first divergent step
         self.coverage: dict[str, Counter[str]] = {}  # profile -> Counter of "op/CODE" (traces)
         self.divergences: list[dict[str, Any]] = []
-        self.skipped: Counter[str] = Counter()  # op the target lacks -> skipped traces that use it
+        self.skipped_ops: Counter[str] = Counter()  # op the target lacks -> skipped traces that use it
 
     def add(self, r: dict[str, Any]) -> None:
         self.total += 1
@@ -236,7 +236,7 @@ class Summary:
         self.by_profile.setdefault(profile, Counter())[status] += 1
         if status == "skipped":  # not run: its steps and outcomes count as neither replayed nor covered
             diff = r.get("diff") or ""
-            self.skipped.update(diff.removeprefix(SKIPPED_BECAUSE).split(", ") if diff.startswith(SKIPPED_BECAUSE)
+            self.skipped_ops.update(diff.removeprefix(SKIPPED_BECAUSE).split(", ") if diff.startswith(SKIPPED_BECAUSE)
                                 else [diff or "(no reason)"])
             return
         self.steps += r.get("n_steps") or 0
@@ -259,7 +259,7 @@ class Summary:
         self.op_steps.update(other.op_steps)
         self.code_traces.update(other.code_traces)
         self.divergent_ops.update(other.divergent_ops)
-        self.skipped.update(other.skipped)
+        self.skipped_ops.update(other.skipped_ops)
         for p, c in other.coverage.items():
             self.coverage.setdefault(p, Counter()).update(c)
         room = DIVERGENCE_SAMPLE - len(self.divergences)
@@ -285,7 +285,7 @@ class Summary:
             "divergence_rate": (self.status["diverged"] / replayed) if replayed else 0.0,
             "coverage": matrix,  # op -> expected error name -> profile -> traces
             "first_divergences": list(self.divergences),
-            "skipped": dict(self.skipped.most_common()),  # op the target lacks -> traces skipped for it
+            "skipped_ops": dict(self.skipped_ops.most_common()),  # op the target lacks -> traces skipped for it
         }
 
 

@@ -58,7 +58,7 @@ def test_a_trace_using_an_op_the_target_lacks_is_skipped_counted_and_never_passe
     s = summarize(rows)
     assert s["by_status"]["skipped"] == 2 and s["by_status"]["pass"] == 3
     assert s["steps"] == sum(len(t["steps"]) for t in can)  # skipped steps are not counted as replayed
-    assert s["skipped"] == dict(Counter(op for t in cannot for op in missing_ops(t, HARNESS_OPS)))
+    assert s["skipped_ops"] == dict(Counter(op for t in cannot for op in missing_ops(t, HARNESS_OPS)))
     assert not s["first_divergences"]
     assert replay_verdict(summarize(rows[3:])) == "NOTHING CHECKED"  # all skipped: nothing was checked
     assert replay_verdict(s) == "PASS"

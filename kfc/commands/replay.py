@@ -43,7 +43,7 @@ def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
     table.add_row("[bold]total[/]", *(_cell(col, st.get(col, 0)) for col in cols))
     console.print(table)
     if st.get("skipped"):
-        lacks = ", ".join(f"{op} ({n:,})" for op, n in (s.get("skipped") or {}).items())
+        lacks = ", ".join(f"{op} ({n:,})" for op, n in (s.get("skipped_ops") or {}).items())
         console.print(f"[yellow]skipped[/] {st['skipped']:,} traces (not run, not passed): the target lacks "
                       f"{escape(lacks)} (traces using each)")
     if s.get("divergent_ops"):
