@@ -291,6 +291,68 @@ class Grammar:
                 cmd["static_voters"] = ch.chance(0.5, "static voters")
         return cmd
 
+    # -- directed scenarios: one instance of a family of several (conformance.families.instances) ---------
+    def fresh_format(self, *, dynamic: bool = False) -> dict[str, Any]:
+        """A valid format at the latest production metadata.version (a KIP-853 quorum when asked)."""
+        p = self.profile
+        cmd: dict[str, Any] = {"op": "format", "controllers": [{"id": FIRST_CONTROLLER}],
+                               "release_version": p.mv_name(p.mv_latest_production)}
+        if dynamic:
+            cmd["standalone"] = True
+        return cmd
+
+    def quorum_format(self, static: bool | None, flags: Sequence[str]) -> dict[str, Any]:
+        """A format with one combination of the quorum flags (valid or not: the release decides)."""
+        cmd = self.fresh_format()
+        if static is not None:
+            cmd["static_voters"] = static
+        cmd.update({f: True for f in flags})
+        return cmd
+
+    def feature_level_update(self, cluster: Cluster, name: str, level: int) -> dict[str, Any] | None:
+        """An update that finalizes `name` at `level`, with the dependencies the level needs raised in
+        the same request (None: it is finalized there already)."""
+        p = self.profile
+        fin = cluster.finalized_view()
+        cur = fin.get(name, 0)
+        if cur == level:
+            return None
+        updates = [{"feature": name, "level": level, "upgrade_type": "UPGRADE" if level > cur else "UNSAFE_DOWNGRADE"}]
+        for dep, need in sorted(p.features[name].levels[level].dependencies.items()):
+            if fin.get(dep, 0) < need:
+                updates.append({"feature": dep, "level": need, "upgrade_type": "UPGRADE"})
+        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                "updates": updates}
+
+    def mv_downgrade(self, cluster: Cluster, how: str) -> dict[str, Any] | None:
+        """metadata.version one step down (`step`), or across a metadata change (`lossy-SAFE_DOWNGRADE`,
+        `lossy-UNSAFE_DOWNGRADE`: refused by a release, or under KIP-1155 refused / allowed by what
+        the image holds); None when there is no such level."""
+        p = self.profile
+        cur = cluster.finalized_view().get(MV, 0)
+        below = [v for v in reversed(p.mv_levels) if p.mv_minimum_bootstrap <= v < cur]
+        # lossy: as far down as the release lets one ask (KIP-1155's floor is 3.7-IV0), so data is lost
+        levels = below[:1] if how == "step" else [v for v in below if p.metadata_changed(v, cur)
+                                                  and (v >= 15 or not p.behaviour["kip1155"])][-1:]
+        if not levels:
+            return None
+        kind = "SAFE_DOWNGRADE" if how == "step" else how.split("-", 1)[1]
+        updates = [{"feature": MV, "level": levels[0], "upgrade_type": kind}]
+        for name, level in cluster.finalized_view().items():  # features the lower level cannot keep come down too
+            feat = p.features.get(name)
+            if name not in (MV, KRAFT) and feat and feat.levels.get(level) and \
+                    feat.levels[level].dependencies.get(MV, 0) > levels[0]:
+                updates.append({"feature": name, "level": feat.default_level(levels[0]), "upgrade_type": kind})
+        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                "updates": updates}
+
+    def restore_at(self, level: int) -> dict[str, Any]:
+        """A cluster restored at `level` with that level's default features (below the bootstrap
+        minimum too: a cluster formatted by an old release)."""
+        p = self.profile
+        fin = {k: v for k, v in p.default_levels(level).items() if v and k != KRAFT}
+        return {"op": "restore_state", "metadata_version": level, "epoch": 3, "finalized": fin}
+
     def restore_state(self, ch: Chooser) -> dict[str, Any]:
         p = self.profile
         mv = ch.pick(self.bootstrap_levels(), "metadata.version") if ch.chance(0.9, "known level") else 999
