@@ -293,14 +293,22 @@ class KafkaTarget(Target):
         obs = self.observe()
         inference = infer_profile(obs, self.profile)
         self.profile, self.evidence, self.unclear = inference.profile, inference.evidence, inference.unclear
-        caps, blocked = set(TIER_OPS["observe"]), {}
-        if {"probe", "mutate"} & set(self.tiers):
+        caps: set[str] = set(TIER_OPS["observe"])
+        blocked: dict[str, str] = {}
+        if obs.down:
+            # UpdateFeatures checks fenced brokers' ranges too (KIP584-UPD-04): unknown ranges, unknown outcomes.
+            names = ", ".join(f"{n.label} at {n.address[0]}:{n.address[1]}" for n in obs.down)
+            why = (f"{names} is registered but fenced and does not answer (stopped, or registered by an interrupted "
+                   "run): the ranges UpdateFeatures checks it against are unknown; start it, or unregister it "
+                   "(kafka-cluster.sh unregister --id N)")
+            blocked = {tier: why for tier in ("probe", "mutate", "register") if tier in self.tiers}
+        elif {"probe", "mutate"} & set(self.tiers):
             if any(n.advertises(codec.UPDATE_FEATURES) for n in obs.nodes):
                 caps.add("update_features")
             else:
                 for tier in {"probe", "mutate"} & set(self.tiers):
                     blocked[tier] = "no node advertises UpdateFeatures (57): no update is sent"
-        if "register" in self.tiers:
+        if "register" in self.tiers and not obs.down:
             if any(n.advertises(codec.BROKER_REGISTRATION) for n in obs.controllers):
                 caps.update(TIER_OPS["register"])
             else:
