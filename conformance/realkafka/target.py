@@ -43,7 +43,8 @@ class KafkaJvmTarget(SubprocessTarget):
         self.release_name = load_profile(self.own_profile).release
         super().__init__(self.harness.argv(self.own_profile, f"kafka-jvm:{version}"), timeout=timeout,
                          start_timeout=start_timeout)
-        # Its active controller is this release's code: a restart on another release is not expressible.
+        # Every node runs this release's code: a node restarted on another release is not expressible
+        # (its ApiVersions is its code); the grammar draws node software from these.
         from reference_impl import profile_names
 
         self.active_software = frozenset(n for n in profile_names() if not self._foreign(n))

@@ -29,7 +29,7 @@ class Target(abc.ABC):
     name = "target"
     profile: str | None = None
     capabilities: frozenset[str] | None = None  # None: every op of the contract
-    # Profiles the active controller can be restarted on (a harness of one release's code); None: any.
+    # Profiles whose code the target can run on any node (a harness of one release's code); None: any.
     active_software: frozenset[str] | None = None
     unreported: frozenset[str] = frozenset()  # outcome fields it cannot report: not compared for it
 
