@@ -83,6 +83,22 @@ def test_update_features_answers_with_kafkas_own_check(target: Any) -> None:
     assert state["finalized"] == {"metadata.version": 27} and state["epoch"] == 2, state
 
 
+def test_an_amended_registration_keeps_its_broker_epoch(target: Any) -> None:
+    # ClusterControlManager.registerBroker: the same incarnation again is an amend ("Broker epoch
+    # remains"), the record carries the old epoch and the old fenced state; a new incarnation's epoch
+    # is its own offset.
+    target.reset("kafka-4.1")
+    assert target.apply({"op": "format", "release_version": "4.1-IV1"})["error"] == "NONE"
+    first = target.apply({"op": "register", "node": 1, "incarnation": "a"})
+    assert first["error"] == "NONE" and "epoch" not in first["records"][0], first
+    again = target.apply({"op": "register", "node": 1, "incarnation": "a"})
+    rec = again["records"][0]
+    assert rec["epoch"] == first["records"][0]["offset"] == again["broker_epoch"] != rec["offset"], again
+    assert rec["fenced"] is True, again  # never heartbeated: still fenced
+    other = target.apply({"op": "register", "node": 1, "incarnation": "b"})
+    assert "epoch" not in other["records"][0] and other["broker_epoch"] == other["records"][0]["offset"], other
+
+
 def test_the_tools_are_kafkas_storage_tool(target: Any) -> None:
     target.reset("kafka-4.1")
     out = target.apply({"op": "format", "release_version": "3.9-IV7"})

@@ -32,6 +32,8 @@ def release_profile(version: str) -> str:
 class KafkaJvmTarget(SubprocessTarget):
     """The harness JVM of one release; foreign nodes' ranges and malformed commands translated here."""
 
+    replays_restored_levels = True  # docs/deviations.md §8 row 8
+
     def __init__(self, version: str, *, timeout: float = 30.0, start_timeout: float = 60.0):
         from conformance.realkafka.harness import build
         from reference_impl import load_profile
