@@ -129,14 +129,16 @@ def test_an_unusable_release_is_one_clear_error() -> None:
 
 # One release per line the harness has a shim for (4.2 runs the 4.1 shim), each under the profile it
 # behaves as (release_profile).  Measured: docs/real-kafka.md, "Kafka's own classes".
-END_TO_END = ["4.0.2", "4.1.1", "4.2.2"]
+# Floors: about 80 % of the tests measured to pass (docs/real-kafka.md), so a run that executed
+# little is never a pass.
+END_TO_END = {"4.0.2": 25, "4.1.1": 80, "4.2.2": 180}
 # What a skip may say: an op the harness does not express, a node on a release it cannot run, a state
 # Kafka's controller cannot replay, a regression of another profile (docs/deviations.md §8).
 ALLOWED_SKIPS = ("lacks op(s)", "cannot run its active controller", "replays restored levels",
                  "regression recorded for")
 
 
-@pytest.mark.parametrize("version", END_TO_END)
+@pytest.mark.parametrize("version", list(END_TO_END))
 def test_kfc_check_against_kafka_conforms(tmp_path: Path, version: str) -> None:
     from conformance.realkafka.target import release_profile
 
@@ -148,7 +150,7 @@ def test_kfc_check_against_kafka_conforms(tmp_path: Path, version: str) -> None:
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert proc.returncode == 0 and summary["verdict"] == "CONFORMS", proc.stdout[-3000:]
     counts = summary["counts"]
-    assert counts.get("failed", 0) == 0 and counts.get("passed", 0) >= 25, counts
+    assert counts.get("failed", 0) == 0 and counts.get("passed", 0) >= END_TO_END[version], counts
     stateful = [t["status"] for t in summary["tests"] if t["nodeid"].endswith("::test_stateful_model")]
     assert stateful == ["passed"], stateful  # the Hypothesis walk ran (its coverage gates included)
     skipped = [t["summary"] or "" for t in summary["tests"] if t["status"] == "skipped"]
