@@ -51,6 +51,20 @@ def test_the_harness_is_built_into_the_user_cache_not_the_checkout() -> None:
     assert harness.shim_line("4.1.1") == "4.1"
 
 
+def test_a_build_of_other_sources_is_pruned_only_when_unused_for_a_day(tmp_path: Path) -> None:
+    # Another checkout (a branch, a worktree) may be running its own build of the same release.
+    from conformance.realkafka import harness
+
+    fresh, old, broken = (tmp_path / n for n in ("fresh", "old", "broken"))
+    for d in (fresh, old, broken):
+        d.mkdir()
+    (fresh / harness._DONE).write_text("x")
+    (old / harness._DONE).write_text("x")
+    os.utime(old / harness._DONE, (0, 0))
+    assert not harness._unused_for(fresh, harness.PRUNE_AFTER)
+    assert harness._unused_for(old, harness.PRUNE_AFTER) and harness._unused_for(broken, harness.PRUNE_AFTER)
+
+
 def test_handshake_names_the_release_and_leaves_out_what_it_cannot_run(target: Any) -> None:
     hello = target.hello()
     assert hello["name"] == f"kafka-jvm:{VERSION}" and hello["profile"] == "kafka-4.1.1"
