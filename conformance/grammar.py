@@ -178,8 +178,9 @@ class Grammar:
         self.stray_broker, self.absent_node = 4, 99
         self.visible: set[int] | None = None
         self.synthetic_only = False
-        # A target that runs one release's code (kafka-jvm) runs its controllers only on that release:
-        # the profiles it can run (None: any).  Draws stay the same; only the software drawn is replaced.
+        # A target that runs one release's code (kafka-jvm) runs every node -- controllers and brokers,
+        # whose own code answers ApiVersions -- only on that release: the profiles it can run (None:
+        # any).  Draws stay the same; only the software drawn is replaced.
         self.active_software: frozenset[str] | None = None
 
     def live(self, ids: set[int]) -> Grammar:
@@ -234,7 +235,7 @@ class Grammar:
         n_ctl = ch.pick((1, 2, 3, 1), "controllers")
         controllers: list[dict[str, Any]] = [{"id": FIRST_CONTROLLER + i} for i in range(n_ctl)]
         if n_ctl > 1 and ch.chance(0.2, "mixed controller software"):
-            controllers[-1]["software"] = self._controller_software(self.software(ch))
+            controllers[-1]["software"] = self._runnable(self.software(ch))
         cmd: dict[str, Any] = {"op": "format", "controllers": controllers}
         if valid:
             dynamic_ok = [v for v in prod if v >= DYNAMIC_QUORUM_MV]
@@ -376,7 +377,7 @@ class Grammar:
                 ranges.pop(MV, None)
             cmd["ranges"] = ranges
         else:
-            cmd["software"] = self.software(ch)
+            cmd["software"] = self._runnable(self.software(ch))
             if ch.chance(0.05, "unstable"):
                 cmd["unstable"] = True
         if ch.chance(0.2, "request version"):
@@ -398,11 +399,12 @@ class Grammar:
         ids = list(cluster.voters) + ([FIRST_CONTROLLER + 7] if ch.chance(0.1, "not a voter") else [])
         node = ch.pick(ids, "controller")
         return {"op": "register", "role": "controller", "node": node,
-                "software": self._controller_software(self.software(ch))}
+                "software": self._runnable(self.software(ch))}
 
-    def _controller_software(self, software: str) -> str:
-        """A controller's software, kept on what the target can run (a standby's own code, e.g. its
-        ApiVersions, is the target's release too)."""
+    def _runnable(self, software: str) -> str:
+        """A node's software, kept on what the target can run: a node's own code answers its
+        ApiVersions (e.g. a kafka-4.4 broker's v5) and a standby controller may become active.  A
+        third-party broker's explicit ranges stay drawn from any release: they are data, not code."""
         if self.active_software is None or software in self.active_software:
             return software
         return self.profile.name if self.profile.name in self.active_software else min(self.active_software)
@@ -425,7 +427,7 @@ class Grammar:
         older = self.names[: self.names.index(p.name)] or [p.name]
         node = ch.pick(list(cluster.voters), "controller")
         roll = {"op": "register", "role": "controller", "node": node,
-                "software": self._controller_software(ch.pick(older[::-1], "older release"))}
+                "software": self._runnable(ch.pick(older[::-1], "older release"))}
         upgrade = {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
                    "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}
         # Upgraded first, a standby then rolled back below the finalized level cannot replay it (REPLAY-01).
@@ -439,7 +441,7 @@ class Grammar:
         base = current.software if current is not None and current.software in self.names else self.profile.name
         i = self.names.index(base) + ch.pick((1, -1, 2, -1, 1, -1), "release step")
         return {"op": "register", "role": "broker", "node": node,
-                "software": self.names[min(max(i, 0), len(self.names) - 1)]}
+                "software": self._runnable(self.names[min(max(i, 0), len(self.names) - 1)])}
 
     def unregister(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
         registered = sorted(n for n in cluster.image.brokers if not self.synthetic_only or n in self.broker_ids)

@@ -32,6 +32,8 @@ def release_profile(version: str) -> str:
 class KafkaJvmTarget(SubprocessTarget):
     """The harness JVM of one release; foreign nodes' ranges and malformed commands translated here."""
 
+    replays_restored_levels = True  # docs/deviations.md §8 row 8
+
     def __init__(self, version: str, *, timeout: float = 30.0, start_timeout: float = 60.0):
         from conformance.realkafka.harness import build
         from reference_impl import load_profile
@@ -43,7 +45,8 @@ class KafkaJvmTarget(SubprocessTarget):
         self.release_name = load_profile(self.own_profile).release
         super().__init__(self.harness.argv(self.own_profile, f"kafka-jvm:{version}"), timeout=timeout,
                          start_timeout=start_timeout)
-        # Its active controller is this release's code: a restart on another release is not expressible.
+        # Every node runs this release's code: a node restarted on another release is not expressible
+        # (its ApiVersions is its code); the grammar draws node software from these.
         from reference_impl import profile_names
 
         self.active_software = frozenset(n for n in profile_names() if not self._foreign(n))

@@ -148,6 +148,11 @@ final class Cluster {
     ObjectNode appendOne(ApiMessage m) {
         long offset = nextOffset++;
         ObjectNode j = recordJson(m);
+        // An amended registration (the same incarnation again) keeps its broker epoch
+        // (ClusterControlManager.registerBroker): only then is the epoch not the record's own offset.
+        if (m instanceof RegisterBrokerRecord && ((RegisterBrokerRecord) m).brokerEpoch() != offset) {
+            j.put("epoch", ((RegisterBrokerRecord) m).brokerEpoch());
+        }
         j.put("offset", offset);
         if (m instanceof FeatureLevelRecord) {
             features.replay((FeatureLevelRecord) m);
@@ -215,7 +220,7 @@ final class Cluster {
             RegisterBrokerRecord r = (RegisterBrokerRecord) m;
             j.put("broker_id", r.brokerId());
             j.put("incarnation", GIVEN.getOrDefault(r.incarnationId(), r.incarnationId().toString()));
-            // brokerEpoch is the record's own offset (ClusterControlManager.registerBroker), which "offset" carries.
+            // brokerEpoch: the record's own offset ("offset") unless amended, see appendOne.
             j.put("fenced", r.fenced());
             ObjectNode f = j.putObject("features");
             TreeMap<String, short[]> sorted = new TreeMap<>();
