@@ -412,7 +412,9 @@ class FeatureMachine(RuleBasedStateMachine):
         if self.can("format") and self.can("update_features"):
             kinds.append("every-feature-level")
         if self.can("format") and self.can("register"):
-            kinds += ["reregister", "rolling"]
+            kinds.append("reregister")
+            if self.grammar.active_software is None:  # a target of one release's code runs no other release
+                kinds.append("rolling")
         if self.can("format") and self.can("update_features"):
             kinds.append("mv-downgrade")
         if {"restore_state", "snapshot", "load_snapshot"} <= self.run.capabilities:
