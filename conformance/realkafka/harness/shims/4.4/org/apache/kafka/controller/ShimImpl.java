@@ -1,0 +1,47 @@
+package org.apache.kafka.controller;
+
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.server.common.KRaftVersion;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.timeline.SnapshotRegistry;
+
+import java.util.Map;
+
+/** 4.4: as 4.1-4.3 (kraft.version in the raft layer, the metadata.version unknown until the bootstrap
+ *  records are replayed, updateFeatures with the claimed epoch); LogContext and the bootstrap file moved. */
+final class ShimImpl extends Shim {
+    @Override
+    FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry, QuorumFeatures quorumFeatures,
+                                         ClusterFeatureSupportDescriber describer, KRaftVersionHolder kraft) {
+        return new FeatureControlManager.Builder()
+            .setLogContext(logContext)
+            .setSnapshotRegistry(registry)
+            .setQuorumFeatures(quorumFeatures)
+            .setClusterFeatureSupportDescriber(orEmpty(describer))
+            .setKRaftVersionAccessor(new KRaftVersionAccessor() {
+                @Override
+                public KRaftVersion kraftVersion() {
+                    return kraft.kraftVersion();
+                }
+
+                @Override
+                public void upgradeKRaftVersion(int epoch, KRaftVersion version, boolean validateOnly) {
+                    kraft.upgradeKRaftVersion(epoch, version, validateOnly);
+                }
+            })
+            .build();
+    }
+
+    @Override
+    MetadataVersion metadataVersion(FeatureControlManager features) {
+        return features.metadataVersionOrThrow();
+    }
+
+    @Override
+    ControllerResult<ApiError> configUpdate(Cluster c, Map<String, Short> updates,
+                                            Map<String, FeatureUpdate.UpgradeType> types, boolean validateOnly) {
+        return c.configControl.updateFeatures(updates, types, validateOnly, 1);
+    }
+}
