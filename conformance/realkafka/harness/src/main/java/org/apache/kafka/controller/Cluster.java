@@ -597,13 +597,16 @@ final class Cluster {
         if (!controller && !clusterControl.brokerRegistrations().containsKey(id)) {
             return err(out, Errors.NETWORK_EXCEPTION, "Node " + id + " is not running in this cluster");
         }
-        short vmax = ApiKeys.API_VERSIONS.latestVersion();
+        // A node of another release answers up to its own maximum (the target says which).
+        int vmax = cmd.has("max_version") ? cmd.get("max_version").asInt() : ApiKeys.API_VERSIONS.latestVersion();
         int version = cmd.has("version") ? cmd.get("version").asInt() : vmax;
         out.put("version", version);
         if (version < 0 || version > vmax) {
             return err(out, Errors.UNSUPPORTED_VERSION, "ApiVersions version " + version + " is not supported by node "
                 + id + " (" + software.getOrDefault(id, profile) + ": 0-" + vmax + ")");
         }
+        Errors refused = controller ? null : shim.apiVersionsError((short) version, cmd, clusterId, id);
+        if (refused != null) return err(out, refused, refused.message());
         if (version < 3) {
             out.putNull("supported");
             out.putNull("finalized");

@@ -1,5 +1,6 @@
 package org.apache.kafka.controller;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.clients.admin.FeatureUpdate;
@@ -9,6 +10,7 @@ import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesResponseData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.utils.LogContext;
@@ -103,6 +105,12 @@ abstract class Shim {
             }
         }
         return data;
+    }
+
+    /** The error a broker answers an ApiVersions request of this version with before any feature
+     *  information (KafkaApis.handleApiVersionsRequest); null: none.  Releases before ApiVersions v5 have none. */
+    Errors apiVersionsError(short version, JsonNode cmd, String clusterId, int nodeId) {
+        return null;
     }
 
     /** What a node's ApiVersionsResponse carries (ApiVersionManager.apiVersionResponse(…, version < 4)). */
