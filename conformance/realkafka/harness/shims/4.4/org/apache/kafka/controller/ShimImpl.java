@@ -3,7 +3,11 @@ package org.apache.kafka.controller;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.metadata.UnregisterControllerRecord;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
@@ -65,5 +69,29 @@ final class ShimImpl extends Shim {
         boolean invalid = request.version() >= 5 && request.data().clusterId() != null
             && (!request.data().clusterId().equals(clusterId) || request.data().nodeId() != nodeId);
         return invalid ? Errors.REBOOTSTRAP_REQUIRED : null;
+    }
+
+    /** 4.1+: UnregisterBrokerRequest.getErrorResponse carries the exception's message. */
+    @Override
+    String unregisterBrokerMessage(ApiException e) {
+        return e.getMessage();
+    }
+
+    /** KIP-1312: QuorumController.unregisterController refuses its own id, then asks
+     *  ClusterControlManager.unregisterController (the metadata.version, then the registration). */
+    @Override
+    ControllerResult<Void> unregisterController(Cluster c, int id) {
+        if (id == c.active) throw new InvalidRequestException("Controller cannot unregister itself while it is active.");
+        return c.clusterControl.unregisterController(id);
+    }
+
+    @Override
+    int unregisteredController(ApiMessage m) {
+        return m instanceof UnregisterControllerRecord ? ((UnregisterControllerRecord) m).controllerId() : -1;
+    }
+
+    @Override
+    void replayUnregisterController(Cluster c, ApiMessage m) {
+        c.clusterControl.replay((UnregisterControllerRecord) m);
     }
 }

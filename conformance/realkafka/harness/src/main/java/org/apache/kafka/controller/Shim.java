@@ -10,6 +10,9 @@ import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesResponseData;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
@@ -105,6 +108,26 @@ abstract class Shim {
             }
         }
         return data;
+    }
+
+    /** UnregisterBroker's error message: before 4.1 ControllerApis.handleUnregisterBroker sets the code only. */
+    String unregisterBrokerMessage(ApiException e) {
+        return null;
+    }
+
+    /** UnregisterController (KIP-1312, API key 94): only 4.4+ has it. */
+    ControllerResult<Void> unregisterController(Cluster c, int id) {
+        throw new UnsupportedVersionException("UnregisterController (API key 94) is not supported by " + c.profile);
+    }
+
+    /** The controller an UnregisterControllerRecord (4.4+) removes, or -1 for any other record. */
+    int unregisteredController(ApiMessage m) {
+        return -1;
+    }
+
+    /** ClusterControlManager.replay of that record (4.4+). */
+    void replayUnregisterController(Cluster c, ApiMessage m) {
+        throw new IllegalStateException("this release has no UnregisterControllerRecord");
     }
 
     /** The error a broker answers an ApiVersions request of this version with before any feature
