@@ -293,7 +293,7 @@ class Cluster:
         if cmd.get("role", "broker") == "controller":
             if not self.formatted:
                 raise InputError("unregister: the cluster is not formatted yet (send format or restore_state first)")
-            return ctl.unregister_controller(self, int(node_id))  # the schema made it an integer
+            return ctl.unregister_controller(self, cmd["node"])  # required and an integer (the schema)
         out: dict[str, Any] = {"op": "unregister", "node": node_id}
         if node_id not in self.image.brokers:
             # Before 4.1 ControllerApis.handleUnregisterBroker answers with the error code only; from
