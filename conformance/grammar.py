@@ -34,6 +34,7 @@ KINDS: dict[str, tuple[float, tuple[str, ...]]] = {
     "controller_rollback": (2, ("UNSUPPORTED_VERSION", "INVALID_UPDATE_VERSION")),
     "roll_broker": (3, ("UNSUPPORTED_VERSION",)),
     "unregister": (4, ("BROKER_ID_NOT_REGISTERED",)),
+    "unregister_controller": (3, ("CONTROLLER_ID_NOT_REGISTERED", "INVALID_REQUEST", "UNSUPPORTED_VERSION")),
     "update_features": (18, ("INVALID_UPDATE_VERSION", "UNSUPPORTED_VERSION", "NOT_CONTROLLER")),
     "downgrade_metadata_version": (4, ("INVALID_UPDATE_VERSION",)),
     "kip1155_downgrade": (6, ("INVALID_UPDATE_VERSION",)),
@@ -171,7 +172,8 @@ class Grammar:
     def __init__(self, profile: str):
         self.profile: Profile = load_profile(profile)
         self.names = list(profile_names())
-        self.kinds = [k for k in KINDS if k != "kip1155_downgrade" or self.profile.behaviour["kip1155"]]
+        self.kinds = [k for k in KINDS if (k != "kip1155_downgrade" or self.profile.behaviour["kip1155"])
+                      and (k != "unregister_controller" or self.has_unregister_controller)]
         # A live cluster (conformance.live): its own node ids stay untouched by registrations, only
         # nodes it shows are asked, and the absent node is one it does not have.
         self.broker_ids: tuple[int, ...] = BROKER_IDS
@@ -449,6 +451,25 @@ class Grammar:
             return {"op": "unregister", "node": ch.pick(registered, "broker")}
         return {"op": "unregister", "node": ch.pick((*self.broker_ids, 9 if not self.synthetic_only
                                                        else self.absent_node), "broker")}
+
+    @property
+    def has_unregister_controller(self) -> bool:
+        """UnregisterController (KIP-1312) exists in the profile's release (4.4+): drawn only there."""
+        return self.profile.behaviour.get("unregister_controller_metadata_version") is not None
+
+    def unregister_controller(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        """UnregisterController: a stale registration (a registered controller that is not the active
+        one), the active controller itself, or an id no controller registered.  On a live cluster only
+        the absent id: its own controllers' registrations stay."""
+        stale = sorted(n for n in cluster.image.controllers if n != cluster.active_id)
+        how = ch.weighted(("stale", "active", "unknown"), (0.6, 0.2, 0.2), "which controller")
+        if self.synthetic_only or how == "unknown" or (how == "stale" and not stale):
+            node = self.absent_node
+        elif how == "active":
+            node = cluster.active_id
+        else:
+            node = ch.pick(stale, "controller")
+        return {"op": "unregister", "role": "controller", "node": node}
 
     # -- updates --------------------------------------------------------------------------------
     def update_features(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:

@@ -3,9 +3,10 @@
 Needs a JDK and the release's jars (Maven Central on first use, then the per-user cache).  The
 values asserted here come from Kafka 4.1.1's classes, not from the reference: FeatureControlManager's
 INVALID_UPDATE_VERSION text with QuorumFeatures' range, StorageTool's error for an unknown release
-version, BrokerRegistrationRequest's v3 filtering of min-0 ranges (KAFKA-17492).  The last test runs
-`kfc check` against the harness of one release per shim line (the whole suite with the ci
-Hypothesis profile: 1-2 minutes each)."""
+version, BrokerRegistrationRequest's v3 filtering of min-0 ranges (KAFKA-17492); from 4.4.0's classes:
+the bootstrap snapshot, ApiVersions v5 (KIP-1242) and UnregisterController (KIP-1312) through the golden
+traces.  `test_kfc_check_against_kafka_conforms` runs `kfc check` against the harness of one release per
+shim line (the whole suite with the ci Hypothesis profile: 1-2 minutes each)."""
 
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def test_an_unusable_release_is_one_clear_error() -> None:
 # behaves as (release_profile).  Measured: docs/real-kafka.md, "Kafka's own classes".
 # Floors: about 80 % of the tests measured to pass (docs/real-kafka.md), so a run that executed
 # little is never a pass.
-END_TO_END = {"4.0.2": 25, "4.1.1": 80, "4.2.2": 180}
+END_TO_END = {"4.0.2": 25, "4.1.1": 80, "4.2.2": 180, "4.3.1": 80, "4.4.0": 30}
 # What a skip may say: an op the harness does not express, a node on a release it cannot run, a state
 # Kafka's controller cannot replay, a regression of another profile (docs/deviations.md §8).
 ALLOWED_SKIPS = ("lacks op(s)", "cannot run its active controller", "replays restored levels",
@@ -170,3 +171,53 @@ def test_kfc_check_against_kafka_conforms(tmp_path: Path, version: str) -> None:
     skipped = [t["summary"] or "" for t in summary["tests"] if t["status"] == "skipped"]
     assert all(any(a in s for a in ALLOWED_SKIPS) for s in skipped), [s for s in skipped
                                                                        if not any(a in s for a in ALLOWED_SKIPS)]
+
+
+# -- Kafka 4.4.0: its own shim (LogContext and the bootstrap file moved), KIP-1242 and KIP-1312 -------------
+@pytest.fixture(scope="module")
+def target44() -> Iterator[Any]:
+    from conformance.realkafka.target import KafkaJvmTarget
+
+    t = KafkaJvmTarget("4.4.0")
+    try:
+        yield t
+    finally:
+        t.close()
+    assert t._proc is None or not t._proc.alive(), "the harness JVM outlived close()"
+
+
+def test_4_3_runs_on_the_4_1_shim_and_4_4_on_its_own() -> None:
+    from conformance.realkafka import harness
+
+    assert harness.shim_line("4.3.1") == "4.1" and harness.shim_line("4.4.0") == "4.4"
+
+
+@pytest.mark.parametrize("golden", ["kip1312-unregister-controller.json", "kip1242-api-versions-v5.json"])
+def test_kafka_4_4_answers_the_golden_traces(target44: Any, golden: str) -> None:
+    from conformance.compare import compare
+
+    trace = json.loads((ROOT / "fixtures" / "golden" / golden).read_text())
+    target44.reset(trace["profile"])
+    for i, step in enumerate(trace["steps"]):
+        diffs = compare(step["expected"], target44.apply(step["command"]))
+        assert not diffs, f"{golden} step {i}: {diffs}"
+
+
+def test_kafka_4_4_reads_its_bootstrap_snapshot_and_unregisters_controllers(target44: Any) -> None:
+    target44.reset("kafka-4.4")
+    out = target44.apply({"op": "format", "release_version": "4.4-IV1"})
+    # The records come from the metadata log's bootstrap snapshot (4.4's Formatter writes no bootstrap.checkpoint).
+    assert out["error"] == "NONE" and out["metadata_version"] == {"level": 32, "name": "4.4-IV1"}, out
+    assert (out["records"][0]["type"], out["records"][0]["name"], out["records"][0]["level"]) == (
+        "FeatureLevelRecord", "metadata.version", 32)
+    assert target44.apply({"op": "register", "role": "controller", "node": 3007})["error"] == "NONE"
+    out = target44.apply({"op": "unregister", "role": "controller", "node": 3007})
+    # ClusterControlManager.unregisterController's own words (MetadataVersion.isControllerUnregistrationSupported)
+    assert (out["error"], out["error_code"]) == ("UNSUPPORTED_VERSION", 35), out
+    assert out["message"] == "The current MetadataVersion is too old to support controller unregistration."
+    assert target44.apply({"op": "update_features", "updates": [{"feature": "metadata.version", "level": 33}]})[
+        "error"] == "NONE"
+    out = target44.apply({"op": "unregister", "role": "controller", "node": 3007})
+    assert out["error"] == "NONE" and out["records"] == [
+        {"type": "UnregisterControllerRecord", "controller_id": 3007, "offset": out["records"][0]["offset"]}], out
+    assert target44.apply({"op": "state"})["controllers"] == {}

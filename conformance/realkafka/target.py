@@ -101,14 +101,15 @@ class KafkaJvmTarget(SubprocessTarget):
                 cmd["version"] = min(load_profile(s).behaviour["broker_registration_max_version"]
                                      for s in (cmd["software"], self.own_profile))
             cmd = self._translate_node(cmd, cmd.get("role", "broker"))
-        if cmd.get("op") in ("api_versions", "describe") and "version" not in cmd and cmd.get("node") is not None:
-            # A node of another release answers at its own newest ApiVersions (its code, not runnable here).
+        if cmd.get("op") in ("api_versions", "describe") and cmd.get("node") is not None:
+            # A node of another release answers up to its own newest ApiVersions (its code, not runnable
+            # here): the harness is told that maximum, the default version and the bound it refuses above.
             software = (self._software.get((False, cmd["node"])) or self._software.get((True, cmd["node"])))
             if self._foreign(software):
                 from reference_impl import load_profile
 
-                cmd["version"] = min(load_profile(s).behaviour["api_versions_max_version"]
-                                     for s in (software, self.own_profile))
+                cmd["max_version"] = min(load_profile(s).behaviour["api_versions_max_version"]
+                                         for s in (software, self.own_profile))
         default = cmd.get("software") if cmd.get("op") == "format" else None
         for key in _NODE_LISTS:
             if isinstance(cmd.get(key), list):

@@ -300,7 +300,15 @@ class FeatureMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.can("unregister"))
     @rule(data=st.data())
     def unregister(self, data: st.DataObject) -> None:
-        cmd = self.grammar.unregister(DrawChooser(data), self.ref)
+        ch = DrawChooser(data)
+        # KIP-1312 (4.4+): while a controller other than the active one is registered (a stale registration
+        # may be holding upgrades back), sometimes unregister a controller instead.
+        stale = any(n != self.ref.active_id for n in self.ref.image.controllers)
+        if self.grammar.has_unregister_controller and stale and ch.chance(0.3, "a controller (KIP-1312)"):
+            self.step(self.grammar.unregister_controller(ch, self.ref))
+            self.observe()
+            return
+        cmd = self.grammar.unregister(ch, self.ref)
         if self.step(cmd)["error"] == "NONE":
             self.brokers.discard(cmd["node"])
             self.kraft_checked.discard(cmd["node"])
