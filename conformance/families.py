@@ -27,7 +27,63 @@ FAMILIES: dict[str, str] = {
     "type-SAFE_DOWNGRADE": "an update with upgrade type SAFE_DOWNGRADE",
     "type-UNSAFE_DOWNGRADE": "an update with upgrade type UNSAFE_DOWNGRADE",
     "type-UNKNOWN": "an update with an unknown upgrade type",
+    # Families of several instances, each reached on its own (`instances`); the directed scenarios
+    # of the stateful model (FeatureMachine.directed) walk them, since random draws rarely do.
+    "format-quorum-flags": "every format quorum-flag combination: static voters (absent / true / false) × "
+                           "--standalone / --initial-controllers / --no-initial-controllers, valid and invalid",
+    "every-feature-level": "every feature other than metadata.version finalized at each of its production levels",
+    "reregister-same-process": "a registered broker registers again from the same process (same incarnation)",
+    "reregister-new-process": "a registered broker registers again from a new process (new incarnation)",
+    "snapshot-every-mv": "a snapshot taken and loaded at every metadata.version the release knows",
+    "snapshot-below-bootstrap": "a snapshot taken and loaded below the bootstrap minimum (a cluster formatted by an "
+                                "old release, reached from restore_state)",
 }
+
+QUORUM_FLAGS = ("standalone", "initial_controllers", "no_initial_controllers")
+# static voters absent / true / false, each with no flag or one flag; and the flag pairs
+QUORUM_COMBOS: tuple[tuple[bool | None, tuple[str, ...]], ...] = (
+    *((static, flags) for static in (None, True, False) for flags in ((), *((f,) for f in QUORUM_FLAGS))),
+    *((None, pair) for pair in (QUORUM_FLAGS[:2], QUORUM_FLAGS[::2], QUORUM_FLAGS[1:])),
+)
+
+
+def quorum_combo(command: dict[str, Any]) -> str:
+    """The instance name of a format's quorum flags, e.g. `static=true+standalone`."""
+    static = command.get("static_voters")
+    parts = [] if static is None else [f"static={'true' if static else 'false'}"]
+    parts += [f for f in QUORUM_FLAGS if command.get(f)]
+    return "+".join(parts) or "none"
+
+
+def instances(family: str, profile: Any) -> list[str] | None:
+    """The instances a family of several is made of on a release (None: a family of one)."""
+    if family == "format-quorum-flags":
+        return [quorum_combo({"static_voters": s, **{f: True for f in flags}}) for s, flags in QUORUM_COMBOS]
+    if family == "every-feature-level":
+        return [f"{name}={lv}" for name in profile.production_features
+                for lv in range(1, profile.features[name].latest_production + 1) if lv in profile.features[name].levels]
+    if family == "snapshot-every-mv":
+        return [str(lv) for lv in profile.mv_levels]
+    if family == "snapshot-below-bootstrap":
+        return [str(lv) for lv in profile.mv_levels if lv < profile.mv_minimum_bootstrap]
+    return None
+
+
+def reached(family: str, profile: Any, states: dict[str, int]) -> int:
+    """How often the ci run reached a family: for a family of several, the fewest times any one
+    instance was (0 when one never was)."""
+    parts = instances(family, profile)
+    if parts is None:
+        return int(states.get(family, 0))
+    return min((int(states.get(f"{family}:{i}", 0)) for i in parts), default=0)
+
+
+def missing(family: str, profile: Any, states: dict[str, int]) -> list[str]:
+    """The instances of a family not reached (the family itself for a family of one)."""
+    parts = instances(family, profile)
+    if parts is None:
+        return [] if states.get(family) else [family]
+    return [f"{family}:{i}" for i in parts if not states.get(f"{family}:{i}")]
 
 
 def exists(family: str, profile: Any) -> bool:
@@ -38,6 +94,10 @@ def exists(family: str, profile: Any) -> bool:
         return KRAFT in profile.features  # KIP-853 quorums and kraft.version arrive with 3.9
     if family == "standby-below-finalized":
         return _index(profile.name) > 0  # needs an older release to roll back to
+    if family == "format-quorum-flags":
+        return profile.behaviour["format_style"] not in ("3.7", "3.8")  # the flags came with 3.9 (KIP-853)
+    if family in ("every-feature-level", "snapshot-below-bootstrap"):
+        return bool(instances(family, profile))
     return True
 
 
@@ -52,8 +112,10 @@ def observe(command: dict[str, Any], outcome: dict[str, Any], cluster: Any, befo
     """The families one step shows.  `before`: what `snapshot` said just before the step."""
     op, ok = command.get("op"), outcome.get("error") == "NONE"
     found: set[str] = set()
-    if op == "format" and ok:
-        found.add("dynamic-quorum" if outcome.get("dynamic_quorum") else "static-quorum")
+    if op == "format":
+        found.add(f"format-quorum-flags:{quorum_combo(command)}")
+        if ok:
+            found.add("dynamic-quorum" if outcome.get("dynamic_quorum") else "static-quorum")
     elif op in ("api_versions", "describe") and ok and (outcome.get("finalized") or {}).get(KRAFT) == 1:
         node = cluster.node(command.get("node", cluster.active_id))
         if node is not None:
@@ -70,6 +132,15 @@ def observe(command: dict[str, Any], outcome: dict[str, Any], cluster: Any, befo
         if ok and new and before.get("old_bootstrap") and any(
                 _index(new) > _index(base) for base in (cluster.active_profile.name, old) if base):
             found.add("old-bootstrap-rolled")
+        if ok and role == "broker" and before.get("incarnation") is not None:
+            same = command.get("incarnation") == before["incarnation"]
+            found.add("reregister-same-process" if same else "reregister-new-process")
+    elif op in ("snapshot", "load_snapshot") and ok:
+        mv = cluster.image.metadata_version
+        if op == "load_snapshot" and before.get("snapshot_mv") == mv:  # taken and loaded at one level
+            found.add(f"snapshot-every-mv:{mv}")
+            if mv < cluster.active_profile.mv_minimum_bootstrap:
+                found.add(f"snapshot-below-bootstrap:{mv}")
     elif op == "update_features":
         for u in command.get("updates") or []:
             t = u.get("upgrade_type", "UPGRADE") if command.get("version", 1) != 0 else "UPGRADE"
@@ -82,18 +153,27 @@ def observe(command: dict[str, Any], outcome: dict[str, Any], cluster: Any, befo
         rules = {outcome.get("rule")} | {r.get("rule") for r in (outcome.get("results") or {}).values()}
         if rules & {"KIP778-MV-04", "KIP778-MV-05", "KIP1155-DG-06"}:
             found.add("lossy-downgrade")
+    if ok and op in ("format", "update_features", "restore_state", "load_snapshot"):
+        p = cluster.active_profile
+        for name, level in cluster.finalized_view().items():
+            if name in p.production_features and level >= 1:
+                found.add(f"every-feature-level:{name}={level}")
     return found
 
 
 def snapshot(command: dict[str, Any], cluster: Any) -> dict[str, Any]:
     """What `observe` needs from before the step: the node's software, metadata.version, and
     whether the cluster was bootstrapped below its release's latest production level."""
-    node = cluster.node(command.get("node")) if command.get("op") == "register" else None
+    op = command.get("op")
+    node = cluster.node(command.get("node")) if op == "register" else None
+    registration = cluster.image.brokers.get(command.get("node")) if op == "register" else None
     p = cluster.active_profile
     log = cluster.log
     first = log[0] if log and not cluster.log_start else {}
     boot = first.get("level") if first.get("type") == "FeatureLevelRecord" and first.get("name") == MV else None
     return {"software": node.software if node is not None and node.explicit_ranges is None else None,
             "mv": cluster.image.metadata_version,
-            "old_bootstrap": boot is not None and boot < p.mv_latest_production}
+            "old_bootstrap": boot is not None and boot < p.mv_latest_production,
+            "incarnation": registration.get("incarnation") if registration else None,
+            "snapshot_mv": (command.get("snapshot") or {}).get("metadata_version") if op == "load_snapshot" else None}
 

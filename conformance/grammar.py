@@ -34,6 +34,7 @@ KINDS: dict[str, tuple[float, tuple[str, ...]]] = {
     "controller_rollback": (2, ("UNSUPPORTED_VERSION", "INVALID_UPDATE_VERSION")),
     "roll_broker": (3, ("UNSUPPORTED_VERSION",)),
     "unregister": (4, ("BROKER_ID_NOT_REGISTERED",)),
+    "unregister_controller": (3, ("CONTROLLER_ID_NOT_REGISTERED", "INVALID_REQUEST", "UNSUPPORTED_VERSION")),
     "update_features": (18, ("INVALID_UPDATE_VERSION", "UNSUPPORTED_VERSION", "NOT_CONTROLLER")),
     "downgrade_metadata_version": (4, ("INVALID_UPDATE_VERSION",)),
     "kip1155_downgrade": (6, ("INVALID_UPDATE_VERSION",)),
@@ -171,15 +172,17 @@ class Grammar:
     def __init__(self, profile: str):
         self.profile: Profile = load_profile(profile)
         self.names = list(profile_names())
-        self.kinds = [k for k in KINDS if k != "kip1155_downgrade" or self.profile.behaviour["kip1155"]]
+        self.kinds = [k for k in KINDS if (k != "kip1155_downgrade" or self.profile.behaviour["kip1155"])
+                      and (k != "unregister_controller" or self.has_unregister_controller)]
         # A live cluster (conformance.live): its own node ids stay untouched by registrations, only
         # nodes it shows are asked, and the absent node is one it does not have.
         self.broker_ids: tuple[int, ...] = BROKER_IDS
         self.stray_broker, self.absent_node = 4, 99
         self.visible: set[int] | None = None
         self.synthetic_only = False
-        # A target that runs one release's code (kafka-jvm) runs its controllers only on that release:
-        # the profiles it can run (None: any).  Draws stay the same; only the software drawn is replaced.
+        # A target that runs one release's code (kafka-jvm) runs every node -- controllers and brokers,
+        # whose own code answers ApiVersions -- only on that release: the profiles it can run (None:
+        # any).  Draws stay the same; only the software drawn is replaced.
         self.active_software: frozenset[str] | None = None
 
     def live(self, ids: set[int]) -> Grammar:
@@ -234,7 +237,7 @@ class Grammar:
         n_ctl = ch.pick((1, 2, 3, 1), "controllers")
         controllers: list[dict[str, Any]] = [{"id": FIRST_CONTROLLER + i} for i in range(n_ctl)]
         if n_ctl > 1 and ch.chance(0.2, "mixed controller software"):
-            controllers[-1]["software"] = self._controller_software(self.software(ch))
+            controllers[-1]["software"] = self._runnable(self.software(ch))
         cmd: dict[str, Any] = {"op": "format", "controllers": controllers}
         if valid:
             dynamic_ok = [v for v in prod if v >= DYNAMIC_QUORUM_MV]
@@ -291,6 +294,68 @@ class Grammar:
                 cmd["static_voters"] = ch.chance(0.5, "static voters")
         return cmd
 
+    # -- directed scenarios: one instance of a family of several (conformance.families.instances) ---------
+    def fresh_format(self, *, dynamic: bool = False) -> dict[str, Any]:
+        """A valid format at the latest production metadata.version (a KIP-853 quorum when asked)."""
+        p = self.profile
+        cmd: dict[str, Any] = {"op": "format", "controllers": [{"id": FIRST_CONTROLLER}],
+                               "release_version": p.mv_name(p.mv_latest_production)}
+        if dynamic:
+            cmd["standalone"] = True
+        return cmd
+
+    def quorum_format(self, static: bool | None, flags: Sequence[str]) -> dict[str, Any]:
+        """A format with one combination of the quorum flags (valid or not: the release decides)."""
+        cmd = self.fresh_format()
+        if static is not None:
+            cmd["static_voters"] = static
+        cmd.update({f: True for f in flags})
+        return cmd
+
+    def feature_level_update(self, cluster: Cluster, name: str, level: int) -> dict[str, Any] | None:
+        """An update that finalizes `name` at `level`, with the dependencies the level needs raised in
+        the same request (None: it is finalized there already)."""
+        p = self.profile
+        fin = cluster.finalized_view()
+        cur = fin.get(name, 0)
+        if cur == level:
+            return None
+        updates = [{"feature": name, "level": level, "upgrade_type": "UPGRADE" if level > cur else "UNSAFE_DOWNGRADE"}]
+        for dep, need in sorted(p.features[name].levels[level].dependencies.items()):
+            if fin.get(dep, 0) < need:
+                updates.append({"feature": dep, "level": need, "upgrade_type": "UPGRADE"})
+        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                "updates": updates}
+
+    def mv_downgrade(self, cluster: Cluster, how: str) -> dict[str, Any] | None:
+        """metadata.version one step down (`step`), or across a metadata change (`lossy-SAFE_DOWNGRADE`,
+        `lossy-UNSAFE_DOWNGRADE`: refused by a release, or under KIP-1155 refused / allowed by what
+        the image holds); None when there is no such level."""
+        p = self.profile
+        cur = cluster.finalized_view().get(MV, 0)
+        below = [v for v in reversed(p.mv_levels) if p.mv_minimum_bootstrap <= v < cur]
+        # lossy: as far down as the release lets one ask (KIP-1155's floor is 3.7-IV0), so data is lost
+        levels = below[:1] if how == "step" else [v for v in below if p.metadata_changed(v, cur)
+                                                  and (v >= 15 or not p.behaviour["kip1155"])][-1:]
+        if not levels:
+            return None
+        kind = "SAFE_DOWNGRADE" if how == "step" else how.split("-", 1)[1]
+        updates = [{"feature": MV, "level": levels[0], "upgrade_type": kind}]
+        for name, level in cluster.finalized_view().items():  # features the lower level cannot keep come down too
+            feat = p.features.get(name)
+            if name not in (MV, KRAFT) and feat and feat.levels.get(level) and \
+                    feat.levels[level].dependencies.get(MV, 0) > levels[0]:
+                updates.append({"feature": name, "level": feat.default_level(levels[0]), "upgrade_type": kind})
+        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                "updates": updates}
+
+    def restore_at(self, level: int) -> dict[str, Any]:
+        """A cluster restored at `level` with that level's default features (below the bootstrap
+        minimum too: a cluster formatted by an old release)."""
+        p = self.profile
+        fin = {k: v for k, v in p.default_levels(level).items() if v and k != KRAFT}
+        return {"op": "restore_state", "metadata_version": level, "epoch": 3, "finalized": fin}
+
     def restore_state(self, ch: Chooser) -> dict[str, Any]:
         p = self.profile
         mv = ch.pick(self.bootstrap_levels(), "metadata.version") if ch.chance(0.9, "known level") else 999
@@ -314,7 +379,7 @@ class Grammar:
                 ranges.pop(MV, None)
             cmd["ranges"] = ranges
         else:
-            cmd["software"] = self.software(ch)
+            cmd["software"] = self._runnable(self.software(ch))
             if ch.chance(0.05, "unstable"):
                 cmd["unstable"] = True
         if ch.chance(0.2, "request version"):
@@ -336,11 +401,12 @@ class Grammar:
         ids = list(cluster.voters) + ([FIRST_CONTROLLER + 7] if ch.chance(0.1, "not a voter") else [])
         node = ch.pick(ids, "controller")
         return {"op": "register", "role": "controller", "node": node,
-                "software": self._controller_software(self.software(ch))}
+                "software": self._runnable(self.software(ch))}
 
-    def _controller_software(self, software: str) -> str:
-        """A controller's software, kept on what the target can run (a standby's own code, e.g. its
-        ApiVersions, is the target's release too)."""
+    def _runnable(self, software: str) -> str:
+        """A node's software, kept on what the target can run: a node's own code answers its
+        ApiVersions (e.g. a kafka-4.4 broker's v5) and a standby controller may become active.  A
+        third-party broker's explicit ranges stay drawn from any release: they are data, not code."""
         if self.active_software is None or software in self.active_software:
             return software
         return self.profile.name if self.profile.name in self.active_software else min(self.active_software)
@@ -363,7 +429,7 @@ class Grammar:
         older = self.names[: self.names.index(p.name)] or [p.name]
         node = ch.pick(list(cluster.voters), "controller")
         roll = {"op": "register", "role": "controller", "node": node,
-                "software": self._controller_software(ch.pick(older[::-1], "older release"))}
+                "software": self._runnable(ch.pick(older[::-1], "older release"))}
         upgrade = {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
                    "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}
         # Upgraded first, a standby then rolled back below the finalized level cannot replay it (REPLAY-01).
@@ -377,7 +443,7 @@ class Grammar:
         base = current.software if current is not None and current.software in self.names else self.profile.name
         i = self.names.index(base) + ch.pick((1, -1, 2, -1, 1, -1), "release step")
         return {"op": "register", "role": "broker", "node": node,
-                "software": self.names[min(max(i, 0), len(self.names) - 1)]}
+                "software": self._runnable(self.names[min(max(i, 0), len(self.names) - 1)])}
 
     def unregister(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
         registered = sorted(n for n in cluster.image.brokers if not self.synthetic_only or n in self.broker_ids)
@@ -385,6 +451,25 @@ class Grammar:
             return {"op": "unregister", "node": ch.pick(registered, "broker")}
         return {"op": "unregister", "node": ch.pick((*self.broker_ids, 9 if not self.synthetic_only
                                                        else self.absent_node), "broker")}
+
+    @property
+    def has_unregister_controller(self) -> bool:
+        """UnregisterController (KIP-1312) exists in the profile's release (4.4+): drawn only there."""
+        return self.profile.behaviour.get("unregister_controller_metadata_version") is not None
+
+    def unregister_controller(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
+        """UnregisterController: a stale registration (a registered controller that is not the active
+        one), the active controller itself, or an id no controller registered.  On a live cluster only
+        the absent id: its own controllers' registrations stay."""
+        stale = sorted(n for n in cluster.image.controllers if n != cluster.active_id)
+        how = ch.weighted(("stale", "active", "unknown"), (0.6, 0.2, 0.2), "which controller")
+        if self.synthetic_only or how == "unknown" or (how == "stale" and not stale):
+            node = self.absent_node
+        elif how == "active":
+            node = cluster.active_id
+        else:
+            node = ch.pick(stale, "controller")
+        return {"op": "unregister", "role": "controller", "node": node}
 
     # -- updates --------------------------------------------------------------------------------
     def update_features(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:

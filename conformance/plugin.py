@@ -212,6 +212,7 @@ class _Results:
             "nodeid": report.nodeid, "status": status, "duration": round(report.duration, 4),
             "rules": props.get("kfc_rules", []), "divergence": props.get("kfc_divergence"),
             "repro": props.get("kfc_repro"), "tier": props.get("kfc_tier"), "restore": props.get("kfc_restore"),
+            "model": props.get("kfc_model"),
             "summary": _first_line(report) if report.failed or report.skipped else None})
 
     @pytest.hookimpl(trylast=True)

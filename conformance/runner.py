@@ -180,6 +180,8 @@ def run_suite_process(target: str, profile: str, hypothesis_profile: str, report
            "--hypothesis-profile", hypothesis_profile, "--report", str(report)]
     if options.get("exitfirst"):
         cmd.append("-x")
+    if options.get("keyword"):
+        cmd += ["-k", options["keyword"]]
     return subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=os.getcwd())
 
 
@@ -218,21 +220,31 @@ def run_wire_mutant(name: str, out: Path, hypothesis_profile: str, tiers: str = 
             "seconds": round(time.perf_counter() - start, 2)}
 
 
+# The stateful model alone: no example tables, no regressions (and never the Spark replay).
+MODEL_ALONE = "test_stateful_model"
+
+
 def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profile: str,
-                wire: bool = False) -> list[dict[str, Any]]:
+                wire: bool = False, model_alone: bool = False) -> list[dict[str, Any]]:
     from .mutants import MUTANTS
 
     def one(name: str) -> dict[str, Any]:
         m = MUTANTS[name]
         out = report_root / name
         start = time.perf_counter()
-        code = run_suite_process(f"mutant:{name}", m.profile, hypothesis_profile, out, exitfirst=True)
+        code = run_suite_process(f"mutant:{name}", m.profile, hypothesis_profile, out, exitfirst=True,
+                                 keyword=MODEL_ALONE if model_alone else None)
         elapsed = time.perf_counter() - start
         summary = load_summary(out) or {"tests": []}
         first = next((t for t in summary["tests"] if t["status"] == "failed"), None)
         row = {"mutant": name, "rule": m.rule, "profile": m.profile, "killed": code != 0 and first is not None,
                "first_failing_test": first["nodeid"] if first else None,
                "repro": first.get("repro") if first else None, "seconds": round(elapsed, 2)}
+        if model_alone:
+            ran = [t for t in summary["tests"] if t["status"] in ("passed", "failed")]
+            if not ran:  # the model never ran (skipped, or the run broke): no verdict, never a survivor's pass
+                row["killed"] = None
+            row["model"] = (first or {}).get("model") or {}
         if wire:
             row["wire"] = run_wire_mutant(name, report_root / f"{name}-wire", hypothesis_profile)
         return row

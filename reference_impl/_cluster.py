@@ -171,6 +171,9 @@ def replay(image: Image, record: dict[str, Any]) -> None:
             "incarnation": record["incarnation"],
             "features": {k: tuple(v) for k, v in record["features"].items()},
         }
+    elif t == "UnregisterControllerRecord":
+        image.controllers.pop(record["controller_id"], None)
+        image.controller_order.remove(record["controller_id"])
     elif t == "KRaftVersionRecord":
         image.kraft_version = record["level"]
     elif t == "ConfigRecord":

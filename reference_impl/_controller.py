@@ -436,6 +436,29 @@ def register_controller(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str
     return c.ok(out)
 
 
+def unregister_controller(c: Cluster, node_id: int) -> dict[str, Any]:
+    """UnregisterController (KIP-1312, API key 94, 4.4+): QuorumController.unregisterController, then
+    ClusterControlManager.unregisterController (4.4.0), in their order of checks."""
+    out: dict[str, Any] = {"op": "unregister", "role": "controller", "node": node_id}
+    p = c.active_profile
+    need = p.behaviour.get("unregister_controller_metadata_version")
+    if need is None:
+        return c.err(out, "UNSUPPORTED_VERSION", f"UnregisterController (API key 94) is not supported by {p.name}",
+                     "KIP1312-UNREG-01")
+    if node_id == c.active_id:
+        return c.err(out, "INVALID_REQUEST", "Controller cannot unregister itself while it is active.", "KIP1312-UNREG-02")
+    if c.image.metadata_version < need:
+        return c.err(out, "UNSUPPORTED_VERSION",
+                     "The current MetadataVersion is too old to support controller unregistration.", "KIP1312-UNREG-03")
+    if node_id not in c.image.controllers:
+        return c.err(out, "CONTROLLER_ID_NOT_REGISTERED", f"Controller ID {node_id} is not currently registered.",
+                     "KIP1312-UNREG-04")
+    # Only the registration goes: the node keeps running (and a static voter that has not registered
+    # holds updates back again, KIP919-UPD-02).
+    out["records"] = c.append([{"type": "UnregisterControllerRecord", "controller_id": node_id}])
+    return c.ok(out)
+
+
 def add_metadata(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
     kind = cmd.get("kind")
     out: dict[str, Any] = {"op": "add_metadata", "kind": kind}

@@ -20,6 +20,7 @@ ERROR_CODES: dict[str, int] = {
     "INCONSISTENT_CLUSTER_ID": 104,
     "INVALID_REGISTRATION": 119,
     "REBOOTSTRAP_REQUIRED": 129,
+    "CONTROLLER_ID_NOT_REGISTERED": 136,
 }
 
 # Outcomes of the command-line tools have no wire code: their error name is TOOL_ERROR and

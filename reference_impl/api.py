@@ -21,7 +21,8 @@ OPS = (
 
 _OP_METHODS = {op: f"_op_{op}" for op in OPS}  # op -> handler method (looked up per call: subclasses, patches)
 DEFAULT_CONTROLLER_ID = 3000
-_REGISTRATION_RECORDS = {"RegisterBrokerRecord", "UnregisterBrokerRecord", "RegisterControllerRecord"}
+_REGISTRATION_RECORDS = {"RegisterBrokerRecord", "UnregisterBrokerRecord", "RegisterControllerRecord",
+                         "UnregisterControllerRecord"}
 
 
 class Cluster:
@@ -289,6 +290,10 @@ class Cluster:
 
     def _op_unregister(self, cmd: dict[str, Any]) -> dict[str, Any]:
         node_id = cmd.get("node")
+        if cmd.get("role", "broker") == "controller":
+            if not self.formatted:
+                raise InputError("unregister: the cluster is not formatted yet (send format or restore_state first)")
+            return ctl.unregister_controller(self, cmd["node"])  # required and an integer (the schema)
         out: dict[str, Any] = {"op": "unregister", "node": node_id}
         if node_id not in self.image.brokers:
             # Before 4.1 ControllerApis.handleUnregisterBroker answers with the error code only; from

@@ -109,6 +109,11 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP1155-DG-07", "downgrade", "UNSAFE_DOWNGRADE drops what the target version cannot express and reports it"),
     # --- KIP-1242: ApiVersions v5 names the cluster and node the client means -------------------
     ("KIP1242-API-01", "api-versions", "a broker answers ApiVersions v5 naming another cluster id, or its cluster id with another node id, with REBOOTSTRAP_REQUIRED (controllers do not check)"),
+    # --- KIP-1312: UnregisterController (4.4+) --------------------------------------------------
+    ("KIP1312-UNREG-01", "registration", "a release without UnregisterController (API key 94, before 4.4) refuses it with UNSUPPORTED_VERSION"),
+    ("KIP1312-UNREG-02", "registration", "the active controller cannot unregister itself (INVALID_REQUEST)"),
+    ("KIP1312-UNREG-03", "registration", "controller unregistration needs metadata.version 4.4-IV2 or later (UNSUPPORTED_VERSION)"),
+    ("KIP1312-UNREG-04", "registration", "unregistering a controller that is not registered fails with CONTROLLER_ID_NOT_REGISTERED; once unregistered, its ranges no longer hold UpdateFeatures back (KIP919-UPD-01)"),
     # --- snapshots and state --------------------------------------------------------------------
     ("SNAP-01", "downgrade", "a snapshot cannot be written at a metadata.version that cannot express the image"),
     ("SNAP-02", "downgrade", "a snapshot reloads to the same describe"),
@@ -117,7 +122,7 @@ _RULES: list[tuple[str, str, str]] = [
 
 _KIP_OF = {
     "KIP584": "KIP-584", "KIP778": "KIP-778", "KIP919": "KIP-919", "KIP1022": "KIP-1022",
-    "KIP1155": "KIP-1155", "KIP915": "KIP-915", "KIP1242": "KIP-1242", "KIP482": "KIP-482", "KIP511": "KIP-511",
+    "KIP1155": "KIP-1155", "KIP915": "KIP-915", "KIP1242": "KIP-1242", "KIP1312": "KIP-1312", "KIP482": "KIP-482", "KIP511": "KIP-511",
     "SNAP": "KIP-1155", "CMD": "KIP-584",
 }
 

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.families import FAMILIES, exists
+from conformance.families import FAMILIES, exists, reached
 from conformance.suite.test_stateful import reached_in_ci
 from reference_impl import load_profile, profile_names
 from reference_impl.rules import RULES
@@ -46,7 +46,8 @@ def render(examples: dict[str, Counter[str]], families: dict[str, Counter[str]])
              ("Examples: fixtures/examples/*.jsonl (recorded from tests/, including the transcribed Kafka tests, "
              "and generated.jsonl, which fills each rule the reference applies on a profile but no recorded "
              "example shows). State families: `conformance/families.py`; the count is the steps of the "
-             "Hypothesis `kfc-ci` run (derandomized) that show the family; n/a: it cannot exist on that release."),
+             "Hypothesis `kfc-ci` run (derandomized) that show the family (for a family of several instances, "
+             "the fewest steps that show any one instance); n/a: it cannot exist on that release."),
              "", "## Rule id × profile → examples", "",
              "| rule | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for rid in sorted(RULES):
@@ -54,7 +55,8 @@ def render(examples: dict[str, Counter[str]], families: dict[str, Counter[str]])
     lines += ["", "## State family × profile → steps reaching it in the ci run", "",
               "| family | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for fam, text in FAMILIES.items():
-        cells = [(str(families[p][fam] or "0") if exists(fam, load_profile(p)) else "n/a") for p in names]
+        cells = [(str(reached(fam, load_profile(p), families[p]) or "0") if exists(fam, load_profile(p)) else "n/a")
+                 for p in names]
         lines.append(f"| {fam} ({text}) | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

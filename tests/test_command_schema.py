@@ -113,7 +113,8 @@ def test_payload_kinds_and_record_types_are_the_references() -> None:
                 "RegisterControllerRecord": {"controller_id": 3000, "incarnation": "c", "features": {}},
                 "RegisterBrokerRecord": {"broker_id": 1, "incarnation": "b", "features": {}, "offset": 0},
                 "PayloadRecord": {"kind": "scram_credential", "id": "p"}, "NoOpRecord": {},
-                "UnregisterBrokerRecord": {"broker_id": 1}, "ConfigRecord": {}, "RemovePayloadRecord": {"id": "p"}}
+                "UnregisterBrokerRecord": {"broker_id": 1}, "UnregisterControllerRecord": {"controller_id": 3000},
+                "ConfigRecord": {}, "RemovePayloadRecord": {"id": "p"}}
     assert sorted(examples) == sorted(types)
     for t, fields in examples.items():  # each minimal record is valid and the metadata loader replays it
         rec = {"type": t, **fields}

@@ -131,6 +131,41 @@ def test_440_combined_conforms_on_every_tier(kafka_cluster: Any, tmp_path: Path)
     summary = all_tiers_restore_levels(cluster, tmp_path / "report")
     # Inferred from what it advertises (ApiVersions v5, metadata.version 7-33), not named by us.
     assert summary["profile"] == "kafka-4.4", summary.get("profile")
+    fenced_broker_left_behind_is_no_finding(cluster, tmp_path / "down")
+
+
+def fenced_broker_left_behind_is_no_finding(cluster: KafkaCluster, report: Path) -> None:
+    """A broker registered by a run that was killed (fenced, nobody listens at its endpoint): the observe
+    tier reports no finding about it, the tiers that would need its ranges say why they send nothing."""
+    from conformance.targets import make_target
+
+    spec = f"kafka://{cluster.bootstrap}?controller={cluster.controller_bootstrap}"
+    t = make_target(spec + "&tiers=observe,register")
+    try:
+        t.hello()
+        out = t.apply({"op": "register", "role": "broker", "node": 77, "software": "kafka-4.4"})
+        assert out["error"] == "NONE", out
+    finally:
+        t.close()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "kfc", "check", "--no-spark", "--target",
+                               spec + "&tiers=observe,probe", "--report", str(report), "-k", "test_observe"],
+                              cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=CHECK_TIMEOUT, check=False)
+        out_text = proc.stdout + proc.stderr
+        summary = json.loads((report / "summary.json").read_text())
+        failed = [t["nodeid"] for t in summary["tests"] if t["status"] == "failed"]
+        assert proc.returncode == 0 and not failed, f"{failed}\n{out_text[-4000:]}"
+        assert sum(t["status"] == "passed" for t in summary["tests"]) > 10, summary["counts"]
+        view = json.loads((report / "cluster.json").read_text())
+        assert "broker 77" in view["blocked"]["probe"] and "does not answer" in view["blocked"]["probe"], view["blocked"]
+        assert "does not answer: not observed" in proc.stdout, proc.stdout[-3000:]
+    finally:
+        t = make_target(spec + "&tiers=observe,register")
+        try:
+            t.hello()
+            t.apply({"op": "unregister", "node": 77})
+        finally:
+            t.close()
 
 
 # -- (d) a rolling upgrade 3.9.2 -> 4.1.1, checked at every step ------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.families import FAMILIES, exists
+from conformance.families import FAMILIES, exists, instances, missing
 from conformance.generate import generate_one
 from conformance.model import outcome_rules
 from conformance.suite.test_stateful import reached_in_ci
@@ -20,20 +20,14 @@ from reference_impl import load_profile, profile_names
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# KIP584-REG-08 (found on a real 4.1.1 cluster this round) refuses the model's BrokerRegistration v0/v1 at
-# metadata.version 3.7-IV2+, so the derandomized ci walk of these profiles no longer registers the broker
-# that reads kraft.version 1. Directed family scenarios (issue "Blind spots", item 2) are the fix.
-_KNOWN_GAPS = {"kafka-3.9": "kraft1-read-broker", "kafka-3.9.1": "kraft1-read-broker"}
-
-
-@pytest.mark.parametrize("profile", [
-    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"ci walk misses {_KNOWN_GAPS[p]} since KIP584-REG-08"))
-    if p in _KNOWN_GAPS else p for p in profile_names()])
+@pytest.mark.parametrize("profile", profile_names())
 def test_ci_run_reaches_every_state_family_that_exists(profile: str) -> None:
+    """Every family, and every instance of a family of several (each quorum-flag combination, each
+    feature level, a snapshot at each metadata.version), on every profile where it exists."""
     reached = reached_in_ci(profile)
     p = load_profile(profile)
-    missing = [f for f in FAMILIES if exists(f, p) and not reached.get(f)]
-    assert not missing, f"{profile}: the ci run never reaches {missing}"
+    gaps = [m for f in FAMILIES if exists(f, p) for m in missing(f, p, reached)]
+    assert not gaps, f"{profile}: the ci run never reaches {gaps}"
 
 
 def test_families_that_cannot_exist_are_few_and_explained() -> None:
@@ -41,6 +35,19 @@ def test_families_that_cannot_exist_are_few_and_explained() -> None:
     assert not exists("kraft1-read-controller", load_profile("kafka-3.9"))  # KAFKA-18920 is in 3.9.1, not 3.9.0
     assert exists("kraft1-read-controller", load_profile("kafka-4.0"))
     assert not exists("standby-below-finalized", load_profile("kafka-3.7"))  # no older release modelled
+    assert not exists("format-quorum-flags", load_profile("kafka-3.8"))  # the flags came with 3.9
+    assert not exists("snapshot-below-bootstrap", load_profile("kafka-4.0"))  # 4.0 knows no level below 3.3-IV3
+    assert exists("snapshot-below-bootstrap", load_profile("kafka-3.9"))
+
+
+def test_families_of_several_list_their_instances() -> None:
+    p = load_profile("kafka-4.2")
+    assert len(instances("format-quorum-flags", p) or []) == 15
+    assert "eligible.leader.replicas.version=1" in (instances("every-feature-level", p) or [])
+    assert instances("snapshot-every-mv", p) == [str(v) for v in p.mv_levels]
+    # a family of several is reached only when every instance is
+    assert missing("snapshot-every-mv", p, {"snapshot-every-mv:7": 1}) == [
+        f"snapshot-every-mv:{v}" for v in p.mv_levels if v != 7]
 
 
 def test_every_rule_the_reference_applies_on_a_profile_has_an_example_there() -> None:

@@ -203,6 +203,8 @@ def checks(obs: Observation, profile: str, target: Any, unclear: str | None = No
         out.append(Check("KIP919-OBS-01-roles", "KIP919-OBS-01", "DescribeCluster endpoint type 2 lists controllers, "
                          "not the brokers Metadata lists", None, partial(roles_agree, obs), False))
     for n in obs.nodes:
+        if n.down:
+            continue  # nothing of it can be read: the table and the blocked tiers say so
         tag = f"{n.role}{n.id}"
         out += [
             Check(f"KIP482-WIRE-01-answers-{tag}", "KIP482-WIRE-01", f"every answer of {n.label} is one readable "

@@ -30,7 +30,7 @@ def observation_lines(ctx: Any) -> list[str]:
             f"finalized {obs.finalized or 'nothing'} at epoch {epoch}")
     lines = [head]
     for n in obs.nodes:
-        fenced = " (fenced)" if n.fenced else ""
+        fenced = " (fenced, does not answer: not observed)" if n.down else " (fenced)" if n.fenced else ""
         lines.append(f"  {n.label:<16} {n.address[0]}:{n.address[1]:<6} {n.software or 'release unknown'}{fenced}")
         lines.append(f"      APIs: {_apis(n)}")
         lines.append(f"      supports: {_ranges(n.newest)}")

@@ -44,7 +44,14 @@ _TRAINING: list[dict[str, Any]] = [
     {"type": "apply", "command": {"op": "state"}},
     {"type": "apply", "command": {"op": "restore_state", "metadata_version": 21}},
 ]
+PRUNE_AFTER = 86400.0  # seconds
 
+
+def _unused_for(build_dir: Path, seconds: float) -> bool:
+    try:
+        return time.time() - (build_dir / _DONE).stat().st_mtime > seconds
+    except OSError:
+        return True  # an incomplete or broken build
 
 class HarnessError(FetchError):
     """The harness could not be built; the message is one line for the user."""
@@ -110,6 +117,7 @@ def build(version: str) -> Harness:
     home = cache_dir() / "harness" / version / source_hash(version)
     classes = home / "classes"
     if (home / _DONE).is_file():
+        os.utime(home / _DONE)  # in use: not pruned by another checkout's build
         return Harness(release, classes, 0.0)
     javac = shutil.which("javac")
     if javac is None:
@@ -135,8 +143,10 @@ def build(version: str) -> Harness:
     shutil.rmtree(home, ignore_errors=True)
     tmp.rename(home)
     _archive(Harness(release, classes, 0.0), version)  # after the rename: the archive names the jar's final path
-    for old in home.parent.iterdir():  # builds of earlier sources of this release are of no use any more
-        if old.name != home.name and not old.name.startswith("."):
+    for old in home.parent.iterdir():
+        # Builds of other sources of this release not used for a day: another checkout (a branch, a
+        # worktree) may be running its own build right now.
+        if old.name != home.name and not old.name.startswith(".") and _unused_for(old, PRUNE_AFTER):
             shutil.rmtree(old, ignore_errors=True)
     return Harness(release, classes, seconds)
 

@@ -37,6 +37,8 @@ def release_profile(version: str) -> str:
 class KafkaJvmTarget(SubprocessTarget):
     """The harness JVM of one release; foreign nodes' ranges and malformed commands translated here."""
 
+    replays_restored_levels = True  # docs/deviations.md §8 row 8
+
     def __init__(self, version: str, *, timeout: float = 30.0, start_timeout: float = 60.0):
         from conformance.realkafka.harness import build
         from reference_impl import load_profile
@@ -54,7 +56,8 @@ class KafkaJvmTarget(SubprocessTarget):
             if self._scratch is not None:
                 shutil.rmtree(self._scratch, ignore_errors=True)
             raise
-        # Its active controller is this release's code: a restart on another release is not expressible.
+        # Every node runs this release's code: a node restarted on another release is not expressible
+        # (its ApiVersions is its code); the grammar draws node software from these.
         from reference_impl import profile_names
 
         self.active_software = frozenset(n for n in profile_names() if not self._foreign(n))
@@ -109,14 +112,15 @@ class KafkaJvmTarget(SubprocessTarget):
                 cmd["version"] = min(load_profile(s).behaviour["broker_registration_max_version"]
                                      for s in (cmd["software"], self.own_profile))
             cmd = self._translate_node(cmd, cmd.get("role", "broker"))
-        if cmd.get("op") in ("api_versions", "describe") and "version" not in cmd and cmd.get("node") is not None:
-            # A node of another release answers at its own newest ApiVersions (its code, not runnable here).
+        if cmd.get("op") in ("api_versions", "describe") and cmd.get("node") is not None:
+            # A node of another release answers up to its own newest ApiVersions (its code, not runnable
+            # here): the harness is told that maximum, the default version and the bound it refuses above.
             software = (self._software.get((False, cmd["node"])) or self._software.get((True, cmd["node"])))
             if self._foreign(software):
                 from reference_impl import load_profile
 
-                cmd["version"] = min(load_profile(s).behaviour["api_versions_max_version"]
-                                     for s in (software, self.own_profile))
+                cmd["max_version"] = min(load_profile(s).behaviour["api_versions_max_version"]
+                                         for s in (software, self.own_profile))
         default = cmd.get("software") if cmd.get("op") == "format" else None
         for key in _NODE_LISTS:
             if isinstance(cmd.get(key), list):

@@ -63,6 +63,38 @@ def needs_active_software(trace: dict[str, Any], active_software: frozenset[str]
                         f"{', '.join(sorted(active_software))})")
 
 
+def needs_replayable_state(trace: dict[str, Any], replays: bool) -> None:
+    """Skip a trace that restores a level its own active controller's ranges leave out (a transcribed
+    unit test giving QuorumFeatures or ClusterControlManager such ranges), on a target whose
+    restore_state replays the levels into Kafka's FeatureControlManager (Target.replays_restored_levels):
+    FeatureControlManager.replay refuses them, a Kafka controller cannot be in that state."""
+    from conformance.grammar import KRAFT, MV
+    from reference_impl import InputError, load_profile
+
+    if not replays:
+        return
+    for step in trace["steps"]:
+        cmd = step["command"]
+        if cmd.get("op") != "restore_state":
+            continue
+        specs = [c for c in cmd.get("controllers") or [{"id": 3000}] if isinstance(c, dict)]
+        active = cmd.get("active_controller", specs[0].get("id") if specs else None)
+        spec = next((c for c in specs if c.get("id") == active), {})
+        try:
+            profile = load_profile(trace.get("profile") or "")
+            ranges = spec.get("ranges") or load_profile(spec.get("software") or profile.name).supported("controller", True)
+        except InputError:
+            continue
+        levels = {**(cmd.get("finalized") or {}), MV: cmd.get("metadata_version")}
+        if profile.mv(levels[MV]) is None:
+            continue  # an unknown metadata.version: refused by the command's own check on either side
+        for name, level in sorted(levels.items()):
+            lo, hi = ranges.get(name, (0, 0))
+            if isinstance(level, int) and level and name != KRAFT and not lo <= level <= hi:
+                pytest.skip(f"target replays restored levels into Kafka's controller, whose ranges leave out "
+                            f"{name}={level} (FeatureControlManager.replay refuses it)")
+
+
 def run_steps(request: pytest.FixtureRequest, session: Session, commands: list[dict[str, Any]],
               source: str, rules: list[str]) -> None:
     """Apply commands in lockstep; on a divergence write the trace and fail with the repro line."""

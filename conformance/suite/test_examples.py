@@ -10,7 +10,13 @@ import pytest
 from conformance.live.checks import example_precondition
 from conformance.plugin import live_context
 from conformance.session import Session
-from conformance.suite._support import load_traces, needs, needs_active_software, run_steps
+from conformance.suite._support import (
+    load_traces,
+    needs,
+    needs_active_software,
+    needs_replayable_state,
+    run_steps,
+)
 
 EXAMPLES = {t["id"]: t for t in load_traces("examples")}
 
@@ -54,6 +60,7 @@ def test_example(request: pytest.FixtureRequest, example_id: str, kfc_target: An
     else:
         needs(example, kfc_capabilities)
         needs_active_software(example, kfc_target.active_software)
+        needs_replayable_state(example, kfc_target.replays_restored_levels)
     session = Session(kfc_target, example["profile"])
     commands = [s["command"] for s in example["steps"][first:]]
     try:

@@ -9,7 +9,13 @@ import pytest
 from conformance.live.checks import example_precondition
 from conformance.plugin import live_context
 from conformance.session import Session
-from conformance.suite._support import load_traces, needs, needs_active_software, run_steps
+from conformance.suite._support import (
+    load_traces,
+    needs,
+    needs_active_software,
+    needs_replayable_state,
+    run_steps,
+)
 
 REGRESSIONS = {t["id"]: t for t in load_traces("regressions")}
 
@@ -33,8 +39,10 @@ def test_regression(request: pytest.FixtureRequest, trace_id: str, kfc_target: A
                   trace.get("rules", []))
         return
     needs(trace, kfc_capabilities)
-    needs_active_software({"steps": [{"command": c} for c in trace.get("initial", [])] + list(trace["steps"])},
-                          kfc_target.active_software)
+    whole = {"profile": trace["profile"],
+             "steps": [{"command": c} for c in trace.get("initial", [])] + list(trace["steps"])}
+    needs_active_software(whole, kfc_target.active_software)
+    needs_replayable_state(whole, kfc_target.replays_restored_levels)
     session = Session(kfc_target, trace["profile"])
     for cmd in trace.get("initial", []):
         session.step(cmd)

@@ -41,9 +41,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from conformance import hypothesis_profiles
+from conformance import families, hypothesis_profiles
 from conformance._hypothesis_seam import without_local_constants
-from conformance.grammar import KRAFT, MV, DrawChooser, Grammar
+from conformance.grammar import KRAFT, MV, PAYLOADS, DrawChooser, Grammar
 from conformance.model import outcome_rules
 from conformance.plugin import live_context, report_dir
 from conformance.session import Coverage, Divergence, Session
@@ -68,6 +68,8 @@ class Run:
         # The first divergence met: what is reported when Hypothesis cannot replay it (a live cluster
         # has moved on, so its replay may not fail again: Hypothesis calls that flaky).
         self.first: tuple[Session, Divergence] | None = None
+        self.steps = 0  # steps sent over all examples: how long the model walked before it diverged
+        self.steps_to_first: int | None = None
 
     def machine(self) -> type[FeatureMachine]:
         """The machine class bound to this run (Hypothesis instantiates it once per example)."""
@@ -113,11 +115,13 @@ class FeatureMachine(RuleBasedStateMachine):
         return self.session.reference
 
     def step(self, command: dict[str, Any]) -> dict[str, Any]:
+        self.run.steps += 1
         try:
             return self.session.step(command)
         except Divergence as d:
             if self.run.first is None:
                 self.run.first = (self.session, d)
+                self.run.steps_to_first = self.run.steps
             raise
 
     @property
@@ -296,7 +300,15 @@ class FeatureMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.can("unregister"))
     @rule(data=st.data())
     def unregister(self, data: st.DataObject) -> None:
-        cmd = self.grammar.unregister(DrawChooser(data), self.ref)
+        ch = DrawChooser(data)
+        # KIP-1312 (4.4+): while a controller other than the active one is registered (a stale registration
+        # may be holding upgrades back), sometimes unregister a controller instead.
+        stale = any(n != self.ref.active_id for n in self.ref.image.controllers)
+        if self.grammar.has_unregister_controller and stale and ch.chance(0.3, "a controller (KIP-1312)"):
+            self.step(self.grammar.unregister_controller(ch, self.ref))
+            self.observe()
+            return
+        cmd = self.grammar.unregister(ch, self.ref)
         if self.step(cmd)["error"] == "NONE":
             self.brokers.discard(cmd["node"])
             self.kraft_checked.discard(cmd["node"])
@@ -399,6 +411,119 @@ class FeatureMachine(RuleBasedStateMachine):
             f"invariant 9: epoch {after.get('epoch')} after loading a snapshot that ends at "
             f"{snap['snapshot']['end_offset']}")
 
+    # -- directed scenarios --------------------------------------------------------------------------
+    def _directed_kinds(self) -> list[str]:
+        """The families of several instances this target can walk (conformance.families.instances)."""
+        kinds = []
+        if self.can("format") and families.exists("format-quorum-flags", self.profile):
+            kinds.append("format-quorum-flags")
+        if self.can("format") and self.can("update_features"):
+            kinds.append("every-feature-level")
+        if self.can("format") and self.can("register"):
+            kinds.append("reregister")
+            if self.grammar.active_software is None:  # a target of one release's code runs no other release
+                kinds.append("rolling")
+        if self.can("format") and self.can("update_features"):
+            kinds.append("mv-downgrade")
+        if {"restore_state", "snapshot", "load_snapshot"} <= self.run.capabilities:
+            kinds.append("snapshot-every-mv")
+        if {"format", "register", "api_versions"} <= self.run.capabilities and \
+                families.exists("kraft1-read-broker", self.profile):
+            kinds.append("kraft1-read-broker")
+        return kinds
+
+    def _fresh(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """A step that starts a new cluster (format, restore_state): the machine's bookkeeping restarts."""
+        out = self.step(cmd)
+        self.brokers, self.kraft_checked, self.obs = set(), set(), None
+        self.mv_lowered, self.kip1155_floor = False, False
+        self.observe()
+        return out
+
+    @precondition(lambda self: not self.live and bool(self._directed_kinds()))
+    @rule(data=st.data())
+    def directed(self, data: st.DataObject) -> None:
+        """A few instances of one family that random draws rarely reach (static voters with each quorum
+        flag, a feature at each level, re-registrations, snapshots at every metadata.version), in a
+        row from a drawn one; then a fresh cluster as after a reformat."""
+        ch = DrawChooser(data)
+        kind = ch.pick(self._directed_kinds(), "directed scenario")
+        items: list[Any]
+        if kind == "format-quorum-flags":
+            items = list(families.QUORUM_COMBOS)
+        elif kind == "every-feature-level":
+            items = [tuple(i.split("=")) for i in families.instances(kind, self.profile) or []]
+        elif kind == "snapshot-every-mv":
+            items = list(self.profile.mv_levels)
+        else:
+            items = [True, False] if kind in ("reregister", "rolling") else [None]
+        if not items:
+            return
+        # the whole family in a row: one draw of it reaches every instance (each is cheap on the reference)
+        for item in items:
+            if kind == "format-quorum-flags":
+                self.step(self.grammar.quorum_format(*item))
+            elif kind == "every-feature-level":
+                name, level = item[0], int(item[1])
+                self._fresh(self.grammar.fresh_format(dynamic=name == KRAFT))
+                cmd = self.grammar.feature_level_update(self.ref, name, level)
+                if cmd is not None:
+                    self._update(cmd)
+            elif kind == "snapshot-every-mv":
+                self._fresh(self.grammar.restore_at(item))
+                self.snapshot_reload()
+            elif kind == "reregister":
+                self._reregister(same_process=item)
+            elif kind == "rolling":
+                self._roll_old_bootstrap(upgrade=item)
+            elif kind == "mv-downgrade":
+                self._fresh(self.grammar.fresh_format())
+                if self.can("add_metadata"):  # data only newer levels express: a downgrade then loses it
+                    for payload in PAYLOADS:
+                        self.step({"op": "add_metadata", "kind": payload})
+                for how in ("step", "lossy-SAFE_DOWNGRADE", "lossy-UNSAFE_DOWNGRADE"):
+                    cmd = self.grammar.mv_downgrade(self.ref, how)
+                    if cmd is not None:
+                        self._update(cmd)
+            else:
+                self._fresh(self.grammar.fresh_format(dynamic=True))
+                self.step({"op": "register", "role": "broker", "node": self.grammar.broker_ids[0],
+                           "software": self.profile.name})
+                self.step({"op": "api_versions", "node": self.grammar.broker_ids[0]})
+        self._format(ch)
+
+    def _roll_old_bootstrap(self, *, upgrade: bool) -> None:
+        """A cluster bootstrapped at the oldest metadata.version it can be, a broker of the release
+        before (or this one) joins, then restarts on the next release (a rolling upgrade), or the
+        other way round (a rollback)."""
+        names, home = self.grammar.names, self.grammar.names.index(self.profile.name)
+        old, new = (names[home - 1], names[home]) if home else (names[0], names[1])
+        if not upgrade:
+            old, new = new, old
+        cmd = {**self.grammar.fresh_format(),
+               "release_version": self.profile.mv_name(self.grammar.bootstrap_levels()[0])}
+        self._fresh(cmd)
+        node = self.grammar.broker_ids[0]
+        for software in (old, new):
+            if self.step({"op": "register", "role": "broker", "node": node, "software": software})["error"] != "NONE":
+                break
+        self.observe()
+
+    def _reregister(self, *, same_process: bool) -> None:
+        """A broker registers, the log moves on (another broker registers), then the first registers
+        again from the same process (its incarnation) or a new one."""
+        b1, b2 = self.grammar.broker_ids[:2]
+        self._fresh(self.grammar.fresh_format())
+        first = {"op": "register", "role": "broker", "node": b1, "software": self.profile.name}
+        if self.step(first)["error"] != "NONE":
+            return
+        self.step({**first, "node": b2})
+        again = dict(first)
+        if same_process:
+            again["incarnation"] = self.ref.image.brokers[b1]["incarnation"]
+        self.step(again)
+        self.observe()
+
     # -- read-only probes -------------------------------------------------------------------------
     @precondition(lambda self: self.can("api_versions"))
     @rule(data=st.data())
@@ -483,6 +608,10 @@ def test_stateful_model(request: pytest.FixtureRequest, kfc_target: Any, kfc_pro
         session, cause = run.last.session, e
         if isinstance(e, Flaky) and run.first is not None:
             session, cause = run.first
+        # steps walked before the first divergence, and the shrunk counterexample's length
+        request.node.user_properties.append(("kfc_model", {"steps_to_first": run.steps_to_first,
+                                                           "steps": run.steps,
+                                                           "shrunk_length": sum(s.index >= 0 for s in session.engine.steps)}))
         fail_with_trace(request, session, cause, f"stateful:{kfc_profile}:{name}", [])
     finally:
         _write_coverage(request, run)

@@ -29,8 +29,11 @@ class Target(abc.ABC):
     name = "target"
     profile: str | None = None
     capabilities: frozenset[str] | None = None  # None: every op of the contract
-    # Profiles the active controller can be restarted on (a harness of one release's code); None: any.
+    # Profiles whose code the target can run on any node (a harness of one release's code); None: any.
     active_software: frozenset[str] | None = None
+    # restore_state replays the levels into Kafka's own controller, which refuses a level outside its
+    # ranges (FeatureControlManager.replay): traces restoring such a state are skipped for it.
+    replays_restored_levels: bool = False
     unreported: frozenset[str] = frozenset()  # outcome fields it cannot report: not compared for it
     # Making one starts a process (a JVM: seconds): a corpus replay makes one per core, not per slice.
     starts_a_process = False

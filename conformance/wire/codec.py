@@ -29,6 +29,7 @@ from .tagged import WalkError, strip_unknown_tags
 
 API_VERSIONS, METADATA, UPDATE_FEATURES, DESCRIBE_CLUSTER = 18, 3, 57, 60
 BROKER_REGISTRATION, UNREGISTER_BROKER, CONTROLLER_REGISTRATION = 62, 64, 70
+UNREGISTER_CONTROLLER = 94  # KIP-1312, 4.4+ (kio_ext)
 DESCRIBE_QUORUM = 55
 DESCRIBE_CONFIGS = 32
 # Ours, not Kafka's: far above every assigned key, answered only by `kfc serve-broker`.
@@ -38,6 +39,7 @@ API_NAMES = {
     API_VERSIONS: "ApiVersions", METADATA: "Metadata", UPDATE_FEATURES: "UpdateFeatures",
     DESCRIBE_CLUSTER: "DescribeCluster", BROKER_REGISTRATION: "BrokerRegistration",
     UNREGISTER_BROKER: "UnregisterBroker", CONTROLLER_REGISTRATION: "ControllerRegistration",
+    UNREGISTER_CONTROLLER: "UnregisterController",
     DESCRIBE_QUORUM: "DescribeQuorum", DESCRIBE_CONFIGS: "DescribeConfigs",
     CONTROL_API_KEY: "KfcControl",
 }
@@ -107,7 +109,9 @@ def error_name(code: int) -> str:
     try:
         return ErrorCode(code).name.upper()
     except ValueError:
-        return f"UNKNOWN_ERROR_{code}"
+        from reference_impl import ERROR_CODES  # codes newer than kio's ErrorCode (136: 4.4's KIP-1312)
+
+        return next((name for name, c in ERROR_CODES.items() if c == code), f"UNKNOWN_ERROR_{code}")
 
 
 def error_code(name: str) -> int:
@@ -272,7 +276,8 @@ def error_response(api_key: int, version: int, code: int, message: str | None) -
     values: dict[str, Any] = {}
     for f in dataclasses.fields(schema):
         if f.name == "error_code":
-            values[f.name] = ErrorCode(code)
+            # kio_ext's messages carry a plain int16 (codes kio's ErrorCode lacks)
+            values[f.name] = ErrorCode(code) if f.metadata.get("kafka_type") == "error_code" else i16(code)
         elif f.name == "error_message":
             values[f.name] = message
         elif f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:

@@ -69,6 +69,11 @@ class NodeView:
     def label(self) -> str:
         return f"{self.role} {self.id}"
 
+    @property
+    def down(self) -> bool:
+        """Registered, fenced, and not answering: a stopped broker (or one a killed run registered)."""
+        return bool(self.fenced) and not self.api_keys
+
 
 @dataclass
 class Observation:
@@ -92,6 +97,10 @@ class Observation:
     @property
     def controllers(self) -> list[NodeView]:
         return [n for n in self.nodes if n.role == "controller"]
+
+    @property
+    def down(self) -> list[NodeView]:
+        return [n for n in self.nodes if n.down]
 
     @property
     def modelled_brokers(self) -> list[NodeView]:

@@ -4,7 +4,8 @@ One listener per node of the reference cluster: brokers 1..N on BASE..BASE+N-1, 
 controller on BASE+N; nodes that appear later (registrations, a format with more controllers) get
 a listener on a free port.  Each listener answers with its own node's view.  Served: ApiVersions
 v0-v4, Metadata v0-v12, DescribeCluster v0-v2, UpdateFeatures v0-v2 (brokers forward to the active
-controller, as KRaft brokers do), UnregisterBroker v0, and on controller listeners
+controller, as KRaft brokers do), UnregisterBroker v0, UnregisterController v0 (KIP-1312, where the
+node's release has it), and on controller listeners
 BrokerRegistration v0-v4 and ControllerRegistration v0; plus our control extension (api key
 32100, JSON body) that resets and formats the reference behind the server.
 """
@@ -34,6 +35,7 @@ from .codec import (
     DESCRIBE_CONFIGS,
     METADATA,
     UNREGISTER_BROKER,
+    UNREGISTER_CONTROLLER,
     UPDATE_FEATURES,
 )
 from .framing import MAX_FRAME, FrameError, frame, read_frame
@@ -265,7 +267,10 @@ class BrokerServer:
 
     def _handlers(self, node: int) -> dict[int, Any]:
         common = {API_VERSIONS: self._api_versions, UPDATE_FEATURES: self._update_features,
-                  DESCRIBE_CLUSTER: self._describe_cluster, UNREGISTER_BROKER: self._unregister}
+                  DESCRIBE_CLUSTER: self._describe_cluster, UNREGISTER_BROKER: self._unregister,
+                  UNREGISTER_CONTROLLER: self._unregister_controller}
+        if UNREGISTER_CONTROLLER not in self.api_keys(node):
+            del common[UNREGISTER_CONTROLLER]  # a release before 4.4 does not know the API key
         if self._is_controller(node):
             return {**common, BROKER_REGISTRATION: self._broker_registration,
                     CONTROLLER_REGISTRATION: self._controller_registration}
@@ -279,6 +284,9 @@ class BrokerServer:
         uf = p.behaviour["update_features_max_version"]
         keys = {API_VERSIONS: (0, p.behaviour["api_versions_max_version"]), DESCRIBE_CLUSTER: (0, DESCRIBE_CLUSTER_MAX),
                 UNREGISTER_BROKER: (0, 0)}
+        if "unregister_controller_metadata_version" in p.behaviour and (
+                self._is_controller(node) or "unregister_controller_metadata_version" in ctrl.behaviour):
+            keys[UNREGISTER_CONTROLLER] = (0, 0)  # KIP-1312 (4.4+); a broker forwards it to the controller
         if self._is_controller(node):
             keys.update({UPDATE_FEATURES: (0, uf), BROKER_REGISTRATION: (0, p.behaviour["broker_registration_max_version"]),
                          CONTROLLER_REGISTRATION: (0, 0)})
@@ -458,6 +466,13 @@ class BrokerServer:
         out = self.cluster.apply({"op": "unregister", "node": int(req.body.broker_id)})
         wire_error = "INVALID_REQUEST" if out["error_code"] is None else out["error"]
         body = codec.error_response(UNREGISTER_BROKER, 0, codec.error_code(wire_error), out.get("message"))
+        return Reply(body, wire_error)
+
+    def _unregister_controller(self, node: int, req: codec.Request) -> Reply:
+        out = self.cluster.apply({"op": "unregister", "role": "controller", "node": int(req.body.controller_id)})
+        wire_error = "INVALID_REQUEST" if out["error_code"] is None else out["error"]
+        # UnregisterControllerRequest.getErrorResponse carries the exception's message (4.4.0).
+        body = codec.error_response(UNREGISTER_CONTROLLER, 0, codec.error_code(wire_error), out.get("message"))
         return Reply(body, wire_error)
 
     # -- control extension ---------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 describe / api_versions -> ApiVersions v0-v4 to the node; update_features -> UpdateFeatures v0-v2
 (to the active controller, or the node the command names); register -> BrokerRegistration v0-v4 /
-ControllerRegistration v0 and unregister -> UnregisterBroker v0, only with `allow_register=1`
+ControllerRegistration v0 and unregister -> UnregisterBroker v0 (role controller: UnregisterController v0,
+KIP-1312, on a live cluster only for synthetic controllers), only with `allow_register=1`
 because they change the cluster.  Node ids are found through Metadata and DescribeCluster
 (KIP-919 endpoint type 2 on a controller listener).  With `control=1` (only `kfc serve-broker`
 answers it) reset and format reach the reference behind the server through our control extension.
@@ -130,6 +131,7 @@ class KafkaTarget(Target):
         self.cluster_id: str | None = None
         self.api_keys: dict[tuple[str, int], dict[int, tuple[int, int]]] = {}
         self.software: dict[tuple[str, int], str] = {}  # (role, node) -> software it registered with
+        self.synthetic_controllers: set[int] = set()  # controllers this run registered that the cluster did not have
         self.formatted = True  # a real cluster is; control mode starts unformatted after reset
         self._discovered = False
         self._hello: dict[str, Any] | None = None
@@ -293,14 +295,22 @@ class KafkaTarget(Target):
         obs = self.observe()
         inference = infer_profile(obs, self.profile)
         self.profile, self.evidence, self.unclear = inference.profile, inference.evidence, inference.unclear
-        caps, blocked = set(TIER_OPS["observe"]), {}
-        if {"probe", "mutate"} & set(self.tiers):
+        caps: set[str] = set(TIER_OPS["observe"])
+        blocked: dict[str, str] = {}
+        if obs.down:
+            # UpdateFeatures checks fenced brokers' ranges too (KIP584-UPD-04): unknown ranges, unknown outcomes.
+            names = ", ".join(f"{n.label} at {n.address[0]}:{n.address[1]}" for n in obs.down)
+            why = (f"{names} is registered but fenced and does not answer (stopped, or registered by an interrupted "
+                   "run): the ranges UpdateFeatures checks it against are unknown; start it, or unregister it "
+                   "(kafka-cluster.sh unregister --id N)")
+            blocked = {tier: why for tier in ("probe", "mutate", "register") if tier in self.tiers}
+        elif {"probe", "mutate"} & set(self.tiers):
             if any(n.advertises(codec.UPDATE_FEATURES) for n in obs.nodes):
                 caps.add("update_features")
             else:
                 for tier in {"probe", "mutate"} & set(self.tiers):
                     blocked[tier] = "no node advertises UpdateFeatures (57): no update is sent"
-        if "register" in self.tiers:
+        if "register" in self.tiers and not obs.down:
             if any(n.advertises(codec.BROKER_REGISTRATION) for n in obs.controllers):
                 caps.update(TIER_OPS["register"])
             else:
@@ -572,7 +582,10 @@ class KafkaTarget(Target):
         incarnation = cmd.get("incarnation")
         inc = uuid.uuid5(_INCARNATION_NS, str(incarnation)) if incarnation else uuid.uuid4()
         if role == "controller":
+            own = node in self.controllers_known()
             out = self._register_controller(out, addr, node, inc, ranges)
+            if out["error"] == "NONE" and not own:
+                self.synthetic_controllers.add(node)
         else:
             out = self._register_broker(cmd, out, addr, node, inc, ranges, node_profile)
         if out["error"] == "NONE":
@@ -626,11 +639,32 @@ class KafkaTarget(Target):
         out: dict[str, Any] = {"op": "unregister", "node": node}
         if not isinstance(node, int) or isinstance(node, bool):
             return _invalid(out, f"unregister: node must be an integer, not {node!r}")
+        if cmd.get("role", "broker") == "controller":
+            return self._unregister_controller({**out, "role": "controller"}, node)
         _, addr = self._controller_or_broker()
         resp = self.client(addr).request(_schema("request", codec.UNREGISTER_BROKER, 0)(broker_id=node))
         if resp.error_code:
             return _err(out, codec.error_name(resp.error_code), resp.error_message)
         self.software.pop(("broker", node), None)  # a later registration of this id is another broker
+        self._invalidate()
+        self.settle()
+        return _ok(out)
+
+    def _unregister_controller(self, out: dict[str, Any], node: int) -> dict[str, Any]:
+        """UnregisterController v0 (KIP-1312, 4.4+).  On a live cluster only a controller this run
+        registered, or an id no controller of the cluster has: its own controllers' registrations stay."""
+        if not self.use_control and node in self.controllers_known() and node not in self.synthetic_controllers:
+            return _invalid(out, f"unregister: controller {node} is one of the cluster's own; only a synthetic "
+                            "controller (registered by this run) may be unregistered")
+        _, addr = self._controller_or_broker()
+        if codec.UNREGISTER_CONTROLLER not in self.keys_of(addr):
+            # A release before 4.4 does not know the API key (it would close the connection).
+            return _err(out, "UNSUPPORTED_VERSION", f"UnregisterController (API key 94) is not supported by {self.profile}")
+        resp = self.client(addr).request(_schema("request", codec.UNREGISTER_CONTROLLER, 0)(controller_id=node))
+        if resp.error_code:
+            return _err(out, codec.error_name(resp.error_code), resp.error_message)
+        self.software.pop(("controller", node), None)
+        self.synthetic_controllers.discard(node)
         self._invalidate()
         self.settle()
         return _ok(out)

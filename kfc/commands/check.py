@@ -77,8 +77,13 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
         console.print(line, markup=False, soft_wrap=True)
     cov = summary.get("coverage") or {}
     if cov:
+        from conformance.families import FAMILIES
+
+        states = cov.get("states", {})
+        # a family of several counts once, when any of its instances ("family:instance") was met
+        met = {f for f in FAMILIES if f in states or any(k.startswith(f + ":") for k in states)}
         console.print(f"stateful coverage: {len(cov.get('ops', {}))} ops, {len(cov.get('errors', {}))} outcome codes, "
-                      f"{len(cov.get('rules', {}))} rule ids, {len(cov.get('states', {}))} state families reached "
+                      f"{len(cov.get('rules', {}))} rule ids, {len(met)} state families reached "
                       "(what each profile reaches: docs/matrices.md in the kafka-feature-conformance repository)")
     if any(t.get("tier") for t in tests):
         console.print("tests executed per tier:", markup=False)
@@ -447,7 +452,11 @@ def replay_trace_command(trace_file: str, target: str) -> None:
 @click.option("--report", "report", default="reports/mutants", show_default=True, type=click.Path(file_okay=False))
 @click.option("--wire", is_flag=True, help="Also serve each mutant with `kfc serve-broker --mutant --no-control` "
               "and check it over kafka:// (tiers observe,probe,mutate,register): the wire column.")
-def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, report: str, wire: bool) -> None:
+@click.option("--model-alone", is_flag=True, help="Run only the stateful model (no example tables, no "
+              "regressions, no corpus replay): what the model kills by itself, how many steps it walked "
+              "before the first divergence and how short Hypothesis shrank it.")
+def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, report: str, wire: bool,
+                model_alone: bool) -> None:
     """List the seeded mutants, or with --run check that the suite kills every one."""
     from conformance.mutants import MUTANTS, mutant_rows
 
@@ -467,8 +476,9 @@ def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, repo
     root = Path(report)
     console = _console()
     start = time.perf_counter()
-    with console.status(f"running the ci suite against {len(names)} mutants, {jobs} at a time …"):
-        ran = run_mutants(names, root, jobs, "ci", wire=wire)
+    what = "the stateful model alone" if model_alone else "the ci suite"
+    with console.status(f"running {what} against {len(names)} mutants, {jobs} at a time …"):
+        ran = run_mutants(names, root, jobs, "ci", wire=wire, model_alone=model_alone)
     elapsed = time.perf_counter() - start
     (root / "mutants.json").write_text(json.dumps({"seconds": round(elapsed, 2), "mutants": ran}, indent=1) + "\n")
     if as_json:
@@ -478,14 +488,19 @@ def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, repo
 
         table = Table(title=f"mutants: {sum(bool(row['killed']) for row in ran)}/{len(ran)} killed in {elapsed:.1f} s")
         cols = ["mutant", "rule", "killed?", "first failing test", "time to kill (s)"]
+        if model_alone:
+            cols[3:4] = ["steps to first divergence", "shrunk length"]
         if wire:
             cols += ["wire: killed? (tier)", "wire (s)"]
         for col in cols:
             table.add_column(col)
         for row in ran:
             test = (row["first_failing_test"] or "-").replace("conformance/suite/", "")
-            cells = [row["mutant"], row["rule"], "[green]yes[/]" if row["killed"] else "[red]NO[/]", test[:60],
-                     f"{row['seconds']:.1f}"]
+            killed = {True: "[green]yes[/]", False: "[red]NO[/]", None: "[yellow]not run[/]"}[row["killed"]]
+            cells = [row["mutant"], row["rule"], killed, test[:60], f"{row['seconds']:.1f}"]
+            if model_alone:
+                model = row["model"]
+                cells[3:4] = [str(model.get("steps_to_first", "-")), str(model.get("shrunk_length", "-"))]
             if wire:
                 wr = row["wire"]
                 cells += [f"[green]yes[/] ({wr['tier']})" if wr["killed"] else "[yellow]no[/] (not reachable live)",

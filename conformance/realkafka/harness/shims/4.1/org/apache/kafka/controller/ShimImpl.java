@@ -1,6 +1,7 @@
 package org.apache.kafka.controller;
 
 import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.server.common.KRaftVersion;
@@ -43,5 +44,11 @@ final class ShimImpl extends Shim {
     ControllerResult<ApiError> configUpdate(Cluster c, Map<String, Short> updates,
                                             Map<String, FeatureUpdate.UpgradeType> types, boolean validateOnly) {
         return c.configControl.updateFeatures(updates, types, validateOnly, 1);
+    }
+
+    /** 4.1+: UnregisterBrokerRequest.getErrorResponse carries the exception's message. */
+    @Override
+    String unregisterBrokerMessage(ApiException e) {
+        return e.getMessage();
     }
 }

@@ -16,6 +16,7 @@ import org.apache.kafka.common.metadata.FeatureLevelRecord;
 import org.apache.kafka.common.metadata.NoOpRecord;
 import org.apache.kafka.common.metadata.RegisterBrokerRecord;
 import org.apache.kafka.common.metadata.RegisterControllerRecord;
+import org.apache.kafka.common.metadata.UnregisterBrokerRecord;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -45,7 +46,7 @@ import java.util.UUID;
  *  ClusterControlManager, ConfigurationControlManager), fed the records their own results produce. */
 final class Cluster {
     static final String[] CAPABILITIES = {"format", "restore_state", "version_mapping", "feature_dependencies",
-        "register", "update_features", "api_versions", "describe", "state"};
+        "register", "unregister", "update_features", "api_versions", "describe", "state"};
     static final int DEFAULT_CONTROLLER = 3000;
     static final String CLUSTER_ID = "kfc-cluster-0000000000";
     static final String MV = MetadataVersion.FEATURE_NAME;
@@ -126,6 +127,7 @@ final class Cluster {
             .build();
         clusterControl.activate();
         configControl = shim.configControl(logContext, registry, features, active);
+        replication = null;
     }
 
     // -- plumbing -------------------------------------------------------------------------------
@@ -148,6 +150,11 @@ final class Cluster {
     ObjectNode appendOne(ApiMessage m) {
         long offset = nextOffset++;
         ObjectNode j = recordJson(m);
+        // An amended registration (the same incarnation again) keeps its broker epoch
+        // (ClusterControlManager.registerBroker): only then is the epoch not the record's own offset.
+        if (m instanceof RegisterBrokerRecord && ((RegisterBrokerRecord) m).brokerEpoch() != offset) {
+            j.put("epoch", ((RegisterBrokerRecord) m).brokerEpoch());
+        }
         j.put("offset", offset);
         if (m instanceof FeatureLevelRecord) {
             features.replay((FeatureLevelRecord) m);
@@ -155,6 +162,10 @@ final class Cluster {
             clusterControl.replay((RegisterBrokerRecord) m, offset);
         } else if (m instanceof RegisterControllerRecord) {
             clusterControl.replay((RegisterControllerRecord) m);
+        } else if (m instanceof UnregisterBrokerRecord) {
+            clusterControl.replay((UnregisterBrokerRecord) m);
+        } else if (shim.unregisteredController(m) >= 0) {
+            shim.replayUnregisterController(this, m);
         } else if (m instanceof ConfigRecord) {
             configControl.replay((ConfigRecord) m);
         } else if (m instanceof NoOpRecord && kraft.pending >= 0) {
@@ -184,6 +195,9 @@ final class Cluster {
             else if (m instanceof RegisterControllerRecord) key = "c:" + ((RegisterControllerRecord) m).controllerId();
             else if (m instanceof RegisterBrokerRecord) key = "b:" + ((RegisterBrokerRecord) m).brokerId();
             else if (m instanceof ConfigRecord) key = "g:" + ((ConfigRecord) m).resourceName() + "/" + ((ConfigRecord) m).name();
+            // An unregistration leaves no registration behind in the image.
+            if (m instanceof UnregisterBrokerRecord) latest.remove("b:" + ((UnregisterBrokerRecord) m).brokerId());
+            if (shim.unregisteredController(m) >= 0) latest.remove("c:" + shim.unregisteredController(m));
             if (key != null) {
                 latest.remove(key);
                 latest.put(key, r);
@@ -215,7 +229,7 @@ final class Cluster {
             RegisterBrokerRecord r = (RegisterBrokerRecord) m;
             j.put("broker_id", r.brokerId());
             j.put("incarnation", GIVEN.getOrDefault(r.incarnationId(), r.incarnationId().toString()));
-            // brokerEpoch is the record's own offset (ClusterControlManager.registerBroker), which "offset" carries.
+            // brokerEpoch: the record's own offset ("offset") unless amended, see appendOne.
             j.put("fenced", r.fenced());
             ObjectNode f = j.putObject("features");
             TreeMap<String, short[]> sorted = new TreeMap<>();
@@ -229,6 +243,10 @@ final class Cluster {
             TreeMap<String, short[]> sorted = new TreeMap<>();
             r.features().forEach(x -> sorted.put(x.name(), new short[]{x.minSupportedVersion(), x.maxSupportedVersion()}));
             sorted.forEach((k, v) -> f.putArray(k).add(v[0]).add(v[1]));
+        } else if (m instanceof UnregisterBrokerRecord) {
+            j.put("broker_id", ((UnregisterBrokerRecord) m).brokerId());  // its brokerEpoch: the registration's offset
+        } else if (Shim.INSTANCE.unregisteredController(m) >= 0) {
+            j.put("controller_id", Shim.INSTANCE.unregisteredController(m));
         } else if (m instanceof ConfigRecord) {
             ConfigRecord r = (ConfigRecord) m;
             j.put("resource", r.resourceName().isEmpty() ? "cluster" : r.resourceName());
@@ -313,6 +331,7 @@ final class Cluster {
                 case "feature_dependencies": return Tools.featureDependencies(this, cmd);
                 case "restore_state": return restoreState(cmd);
                 case "register": return register(cmd);
+                case "unregister": return unregister(cmd);
                 case "update_features": return updateFeatures(cmd);
                 case "api_versions": return apiVersions(cmd, "api_versions");
                 case "describe": return describe(cmd);
@@ -517,6 +536,38 @@ final class Cluster {
         return ok(out);
     }
 
+    // -- unregister ---------------------------------------------------------------------------------
+    /** Made on first use after each build: an unregistered broker's partitions (the harness has none) are
+     *  ReplicationControlManager's, which QuorumController.unregisterBroker asks. */
+    ReplicationControlManager replication;
+
+    ObjectNode unregister(JsonNode cmd) {
+        boolean controller = cmd.path("role").asText("broker").equals("controller");
+        ObjectNode out = outcome("unregister");
+        if (controller) out.put("role", "controller");
+        int id = cmd.get("node").asInt();
+        out.put("node", id);
+        if (controller && !formatted) {
+            return invalid(out, "unregister: the cluster is not formatted yet (send format or restore_state first)");
+        }
+        ControllerResult<Void> result;
+        try {
+            if (controller) {
+                result = shim.unregisterController(this, id);
+            } else {
+                if (replication == null) {
+                    replication = new ReplicationControlManager.Builder().setSnapshotRegistry(registry)
+                        .setConfigurationControl(configControl).setClusterControl(clusterControl).setFeatureControl(features).build();
+                }
+                result = replication.unregisterBroker(id);
+            }
+        } catch (ApiException e) {
+            return err(out, Errors.forException(e), controller ? e.getMessage() : shim.unregisterBrokerMessage(e));
+        }
+        out.set("records", append(result.records()));
+        return ok(out);
+    }
+
     // -- update_features ----------------------------------------------------------------------------
     ObjectNode updateFeatures(JsonNode cmd) {
         ObjectNode out = outcome("update_features");
@@ -597,13 +648,16 @@ final class Cluster {
         if (!controller && !clusterControl.brokerRegistrations().containsKey(id)) {
             return err(out, Errors.NETWORK_EXCEPTION, "Node " + id + " is not running in this cluster");
         }
-        short vmax = ApiKeys.API_VERSIONS.latestVersion();
+        // A node of another release answers up to its own maximum (the target says which).
+        int vmax = cmd.has("max_version") ? cmd.get("max_version").asInt() : ApiKeys.API_VERSIONS.latestVersion();
         int version = cmd.has("version") ? cmd.get("version").asInt() : vmax;
         out.put("version", version);
         if (version < 0 || version > vmax) {
             return err(out, Errors.UNSUPPORTED_VERSION, "ApiVersions version " + version + " is not supported by node "
                 + id + " (" + software.getOrDefault(id, profile) + ": 0-" + vmax + ")");
         }
+        Errors refused = controller ? null : shim.apiVersionsError((short) version, cmd, clusterId, id);
+        if (refused != null) return err(out, refused, refused.message());
         if (version < 3) {
             out.putNull("supported");
             out.putNull("finalized");

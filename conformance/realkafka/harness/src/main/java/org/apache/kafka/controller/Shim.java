@@ -1,5 +1,6 @@
 package org.apache.kafka.controller;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.clients.admin.FeatureUpdate;
@@ -9,6 +10,10 @@ import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesResponseData;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.utils.LogContext;
@@ -103,6 +108,32 @@ abstract class Shim {
             }
         }
         return data;
+    }
+
+    /** UnregisterBroker's error message: before 4.1 ControllerApis.handleUnregisterBroker sets the code only. */
+    String unregisterBrokerMessage(ApiException e) {
+        return null;
+    }
+
+    /** UnregisterController (KIP-1312, API key 94): only 4.4+ has it. */
+    ControllerResult<Void> unregisterController(Cluster c, int id) {
+        throw new UnsupportedVersionException("UnregisterController (API key 94) is not supported by " + c.profile);
+    }
+
+    /** The controller an UnregisterControllerRecord (4.4+) removes, or -1 for any other record. */
+    int unregisteredController(ApiMessage m) {
+        return -1;
+    }
+
+    /** ClusterControlManager.replay of that record (4.4+). */
+    void replayUnregisterController(Cluster c, ApiMessage m) {
+        throw new IllegalStateException("this release has no UnregisterControllerRecord");
+    }
+
+    /** The error a broker answers an ApiVersions request of this version with before any feature
+     *  information (KafkaApis.handleApiVersionsRequest); null: none.  Releases before ApiVersions v5 have none. */
+    Errors apiVersionsError(short version, JsonNode cmd, String clusterId, int nodeId) {
+        return null;
     }
 
     /** What a node's ApiVersionsResponse carries (ApiVersionManager.apiVersionResponse(…, version < 4)). */
