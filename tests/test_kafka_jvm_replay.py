@@ -26,19 +26,20 @@ from kfc.commands.replay import replay_verdict
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "4.1.1"
 CORPUS = ROOT / "fixtures" / "corpus" / "bundled-kafka-4.1.parquet"
-HARNESS_OPS = frozenset({"format", "restore_state", "version_mapping", "feature_dependencies", "register",
+HARNESS_OPS = frozenset({"format", "restore_state", "version_mapping", "feature_dependencies", "register",  # a subset
                          "update_features", "api_versions", "describe", "state"})
 
 needs_jvm = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
                                reason="needs a JDK and Maven (the harness is compiled against Kafka's jars)")
 
 
-def _slice(expressible: int, other: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The first traces of the bundled corpus the harness can run, and the first it cannot."""
+def _slice(expressible: int, other: int, caps: frozenset[str] = HARNESS_OPS
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The first traces of the bundled corpus a target with `caps` can run, and the first it cannot."""
     can, cannot = [], []
     for row in read_corpus(CORPUS):
         assert row.trace is not None
-        (cannot if missing_ops(row.trace, HARNESS_OPS) else can).append(row.trace)
+        (cannot if missing_ops(row.trace, caps) else can).append(row.trace)
         if len(can) >= expressible and len(cannot) >= other:
             break
     return can[:expressible], cannot[:other]
@@ -167,7 +168,7 @@ def test_the_harness_offers_apply_batch_and_answers_it_as_single_applies(jvm: An
 
 @needs_jvm
 def test_a_corpus_slice_replays_on_kafkas_classes_and_is_compared(jvm: Any) -> None:
-    can, cannot = _slice(8, 3)
+    can, cannot = _slice(8, 3, jvm.capabilities)
     wrong = copy.deepcopy(can[0])
     step = next(i for i, s in enumerate(wrong["steps"]) if s["expected"]["error"] == "NONE")
     wrong["steps"][step]["expected"]["error"] = "INVALID_UPDATE_VERSION"  # an expectation Kafka cannot meet
@@ -196,7 +197,7 @@ def test_kfc_replay_against_kafka_jvm_runs_compares_and_counts_skips(jvm: Any, t
     pytest.importorskip("pyspark")
     from kfc.commands.replay import replay_command
 
-    can, cannot = _slice(8, 2)
+    can, cannot = _slice(8, 2, jvm.capabilities)
     passing = [t for t in can if replay_trace(jvm, t)["status"] == "pass"][:4]
     assert len(passing) == 4
     corpus = tmp_path / "slice.jsonl"
@@ -218,7 +219,7 @@ def test_kfc_replay_no_spark_against_kafka_jvm_has_the_same_outputs(jvm: Any, tm
 
     from kfc.commands.replay import replay_command
 
-    can, cannot = _slice(8, 2)
+    can, cannot = _slice(8, 2, jvm.capabilities)
     passing = [t for t in can if replay_trace(jvm, t)["status"] == "pass"][:3]
     wrong = copy.deepcopy(passing[0])
     wrong["id"] = "planted"
