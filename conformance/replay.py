@@ -128,6 +128,41 @@ def missing_ops(trace: dict[str, Any], capabilities: frozenset[str]) -> list[str
     return sorted(str(op) for op in ops if op in OPS and op not in capabilities)
 
 
+def foreign_software(trace: dict[str, Any], active_software: frozenset[str] | None, *,
+                     asked_nodes: bool = True) -> str | None:
+    """Why a target of one release's code (Target.active_software) cannot run this trace, or None:
+    its active controller runs another release, or (`asked_nodes`) a node of another release is asked
+    its own ApiVersions (its code answers, e.g. a kafka-4.4 broker's v5)."""
+    if active_software is None:
+        return None
+    software: dict[Any, str] = {}
+    active: Any = None
+    for step in trace["steps"]:
+        cmd = step["command"]
+        op = cmd.get("op")
+        if op in ("format", "restore_state"):
+            specs = [c for c in (cmd.get("controllers") or [{"id": 3000}]) if isinstance(c, dict)]
+            ids = [c.get("id") for c in specs]
+            active = cmd.get("active_controller", ids[0] if ids else None)
+            default = cmd.get("software") if op == "format" else None
+            software = {}
+            for spec in [*specs, *(b for b in cmd.get("brokers") or [] if isinstance(b, dict))]:
+                name = spec.get("software") or default
+                if isinstance(name, str) and spec.get("ranges") is None:
+                    software[spec.get("id")] = name
+        elif op == "register" and isinstance(cmd.get("software"), str) and cmd.get("ranges") is None:
+            software[cmd.get("node")] = cmd["software"]
+        nodes = [active]
+        if asked_nodes and op in ("api_versions", "describe"):
+            nodes.append(cmd.get("node", active))
+        for node in nodes:
+            name = software.get(node)
+            if name is not None and name not in active_software:
+                what = "its active controller" if node == active else f"node {node}"
+                return f"target cannot run {what} on {name} (it runs {', '.join(sorted(active_software))})"
+    return None
+
+
 def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
                  capabilities: frozenset[str] | None = None) -> dict[str, Any]:
     """Replay one trace on `target` with the one trace engine (stop at the first divergence) and
@@ -142,6 +177,9 @@ def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
         missing = missing_ops(trace, capabilities)
         if missing:
             return _row(tid, profile, "skipped", diff=SKIPPED_BECAUSE + ", ".join(missing), **base)
+    foreign = foreign_software(trace, getattr(target, "active_software", None))
+    if foreign is not None:
+        return _row(tid, profile, "skipped", diff=foreign, **base)
     if isinstance(target, BatchApplies) and target.batching:
         target = Prefetched(target, [*trace.get("initial", ()), *(s["command"] for s in trace["steps"])])
     verdict = run_steps(trace, target, stop_at_first=True, capabilities=capabilities, messages=messages,
@@ -236,8 +274,11 @@ class Summary:
         self.by_profile.setdefault(profile, Counter())[status] += 1
         if status == "skipped":  # not run: its steps and outcomes count as neither replayed nor covered
             diff = r.get("diff") or ""
-            self.skipped_ops.update(diff.removeprefix(SKIPPED_BECAUSE).split(", ") if diff.startswith(SKIPPED_BECAUSE)
-                                else [diff or "(no reason)"])
+            if diff.startswith(SKIPPED_BECAUSE):
+                self.skipped_ops.update(diff.removeprefix(SKIPPED_BECAUSE).split(", "))
+            else:  # "target cannot run node N on kafka-X …": counted by the release it cannot run
+                release = diff.split(" on ", 1)[1].split(" ", 1)[0] if " on " in diff else ""
+                self.skipped_ops[f"a node on {release}" if release else (diff or "(no reason)")] += 1
             return
         self.steps += r.get("n_steps") or 0
         self.op_steps.update(r.get("ops") or [])
@@ -300,7 +341,7 @@ def summarize(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return s.to_dict()
 
 
-__all__ = ["RESULT_FIELDS", "SKIPPED_BECAUSE", "STATUSES", "BatchApplies", "Prefetched", "Summary", "input_error_row", "missing_ops", "replay_rows",
+__all__ = ["RESULT_FIELDS", "SKIPPED_BECAUSE", "STATUSES", "BatchApplies", "Prefetched", "Summary", "foreign_software", "input_error_row", "missing_ops", "replay_rows",
            "replay_trace", "summarize"]
 
 

@@ -59,3 +59,22 @@ def test_replay_shrinks_a_divergence_to_a_repro(tmp_path: Path) -> None:
     again = subprocess.run([sys.executable, "-m", "kfc", "replay-trace", shrunk.group(1), "--target", target],
                            capture_output=True, text=True, timeout=120, check=False)
     assert again.returncode == 1 and "DIVERGED at step 1" in again.stdout
+
+
+def test_a_trace_a_one_release_target_cannot_run_is_skipped_with_its_reason() -> None:
+    """A harness of one release's code (active_software) cannot run another release's node: a trace
+    whose active controller runs one, or that asks such a node its own ApiVersions, is not run."""
+    from conformance.replay import foreign_software
+
+    runs = frozenset({"kafka-4.1", "kafka-4.1.1"})
+    fmt = {"op": "format", "controllers": [{"id": 3000}], "software": "kafka-4.1"}
+    reg = {"op": "register", "role": "broker", "node": 2, "software": "kafka-4.4"}
+    steps = [{"command": c} for c in (fmt, reg)]
+    assert foreign_software({"steps": steps}, runs) is None  # registered, never asked: translated
+    asked = [*steps, {"command": {"op": "api_versions", "node": 2}}]
+    assert foreign_software({"steps": asked}, runs) == (
+        "target cannot run node 2 on kafka-4.4 (it runs kafka-4.1, kafka-4.1.1)")
+    assert foreign_software({"steps": asked}, runs, asked_nodes=False) is None
+    active = [{"command": {**fmt, "software": "kafka-4.2"}}]
+    assert "its active controller on kafka-4.2" in (foreign_software({"steps": active}, runs) or "")
+    assert foreign_software({"steps": asked}, None) is None  # the reference runs every release

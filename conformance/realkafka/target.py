@@ -133,12 +133,14 @@ class KafkaJvmTarget(SubprocessTarget):
 
     _software: dict[tuple[bool, Any], str]
     _scratch: Path | None = None
+    _profile: str | None = None
 
     def reset(self, profile: str | None = None) -> None:
         self._software = {}
         # The harness runs one release: a profile of that release is named as asked, any other is
         # answered with the release's own (the suite then compares against what it asked for).
-        super().reset(profile if profile is not None and not self._foreign(profile) else self.own_profile)
+        self._profile = profile if profile is not None and not self._foreign(profile) else self.own_profile
+        super().reset(self._profile)
 
     def _malformed(self, command: dict[str, Any]) -> dict[str, Any] | None:
         """The protocol's INVALID_COMMAND for a malformed command, worded as the reference words it
@@ -147,8 +149,10 @@ class KafkaJvmTarget(SubprocessTarget):
         from reference_impl import OPS, Cluster
 
         op = command.get("op") if isinstance(command, dict) else None
-        if not isinstance(op, str) or op not in OPS or not fast_check("command.schema.json", f"/$defs/{op}")(command):
-            out = Cluster(self.own_profile).apply(command)
+        # restore_state also states levels: one the release does not know is the command's fault too
+        if op == "restore_state" or not isinstance(op, str) or op not in OPS or \
+                not fast_check("command.schema.json", f"/$defs/{op}")(command):
+            out = Cluster(self._profile or self.own_profile).apply(command)
             if out.get("rule") == "CMD-01":
                 return out
         return None

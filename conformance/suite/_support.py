@@ -43,24 +43,11 @@ def needs(trace: dict[str, Any], capabilities: frozenset[str]) -> None:
 def needs_active_software(trace: dict[str, Any], active_software: frozenset[str] | None) -> None:
     """Skip a trace that runs the active controller on a release the target cannot run (a harness of
     one release's code, Target.active_software)."""
-    if active_software is None:
-        return
-    active: Any = None
-    for step in trace["steps"]:
-        cmd = step["command"]
-        op = cmd.get("op")
-        software: Any = None
-        if op in ("format", "restore_state"):
-            specs = cmd.get("controllers") or [{"id": 3000}]
-            ids = [c.get("id") for c in specs if isinstance(c, dict)]
-            active = cmd.get("active_controller", ids[0] if ids else None)
-            spec = next((c for c in specs if isinstance(c, dict) and c.get("id") == active), {})
-            software = spec.get("software") or (cmd.get("software") if op == "format" else None)
-        elif op == "register" and cmd.get("role") == "controller" and cmd.get("node") == active:
-            software = cmd.get("software")
-        if isinstance(software, str) and software not in active_software:
-            pytest.skip(f"target cannot run its active controller on {software} (it runs "
-                        f"{', '.join(sorted(active_software))})")
+    from conformance.replay import foreign_software
+
+    why = foreign_software(trace, active_software, asked_nodes=False)
+    if why is not None:
+        pytest.skip(why)
 
 
 def needs_replayable_state(trace: dict[str, Any], replays: bool) -> None:
