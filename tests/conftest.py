@@ -23,6 +23,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(id, case): the test covers rule `id` with a 'pass' or 'fail' case")
 
 
+# Under xdist (`--dist loadgroup`, as .ci/run runs it) these modules share one worker, one test at a
+# time: real Kafka clusters and harness JVMs never overlap each other (each wants a core to start),
+# while the other worker runs everything else.
+_ONE_AT_A_TIME = {"test_live_real_kafka", "test_kafka_cluster", "test_kafka_jvm", "test_kafka_jvm_replay",
+                  "test_realkafka_fetch"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in _ONE_AT_A_TIME:
+            item.add_marker(pytest.mark.xdist_group("kafka-jvms"))
+
+
 @pytest.fixture
 def make_cluster() -> Callable[..., Cluster]:
     """make_cluster(profile, **format_args) -> a formatted Cluster (format must succeed)."""
