@@ -72,7 +72,7 @@ public final class KfcHarness {
                 reply.put("name", name);
                 reply.put("profile", profile);
                 ArrayNode caps = reply.putArray("capabilities");
-                for (String op : Cluster.CAPABILITIES) caps.add(op);
+                for (String op : cluster.shim.capabilities()) caps.add(op);
                 return reply;
             }
             case "reset":
