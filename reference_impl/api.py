@@ -242,6 +242,8 @@ class Cluster:
             pad = int(cmd.get("epoch", 0)) - len(recs) + 1
             recs += [{"type": "NoOpRecord"}] * max(0, pad)  # reach the captured epoch
         out = {"op": "restore_state", "records": self.append(recs)}
+        for spec in cmd.get("brokers") or []:  # a restored broker runs unfenced unless its spec says fenced
+            self.image.brokers[int(spec["id"])]["fenced"] = bool(spec.get("fenced", False))
         if cmd.get("features_offset") is not None:
             # A live cluster's controllers report where the finalized features last changed, which
             # NoOpRecords and registrations since have left behind.
