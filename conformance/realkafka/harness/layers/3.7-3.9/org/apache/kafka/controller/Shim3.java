@@ -1,15 +1,11 @@
 package org.apache.kafka.controller;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.common.feature.Features;
 import org.apache.kafka.common.feature.SupportedVersionRange;
-import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.UpdateFeaturesRequestData;
 import org.apache.kafka.common.message.UpdateFeaturesResponseData;
 import org.apache.kafka.common.requests.ApiError;
-import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.metadata.VersionRange;
 import org.apache.kafka.metadata.bootstrap.BootstrapDirectory;
@@ -94,17 +90,6 @@ abstract class Shim3 extends Shim {
         result.response().forEach((name, error) -> data.results().add(new UpdateFeaturesResponseData.UpdatableFeatureResult()
             .setFeature(name).setErrorCode(error.error().code()).setErrorMessage(error.message())));
         return data;
-    }
-
-    /** ApiVersionsResponse.createApiVersionsResponse as the 3.7/3.8 ApiVersionManagers call it (3.9 has the Builder). */
-    @Override
-    void apiVersions(Map<String, VersionRange> ranges, Map<String, Short> finalized, long epoch, short version, ObjectNode out) {
-        Map<String, SupportedVersionRange> supported = new HashMap<>();
-        ranges.forEach((k, v) -> supported.put(k, new SupportedVersionRange(v.min(), v.max())));
-        ApiVersionsResponseData data = ApiVersionsResponse.createApiVersionsResponse(0,
-            new ApiVersionsResponseData.ApiVersionCollection(), Features.supportedFeatures(supported), finalized, epoch,
-            false).data();
-        writeApiVersions(data, out);
     }
 
     @Override

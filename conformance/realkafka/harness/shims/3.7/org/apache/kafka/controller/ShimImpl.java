@@ -30,6 +30,12 @@ final class ShimImpl extends Shim3 {
         return builder;
     }
 
+    @Override
+    void apiVersions(java.util.Map<String, org.apache.kafka.metadata.VersionRange> ranges, java.util.Map<String, Short> finalized,
+                     long epoch, short version, com.fasterxml.jackson.databind.node.ObjectNode out) {
+        Until38.apiVersions(ranges, finalized, epoch, out);
+    }
+
     /** QuorumController.registerBroker (3.7/3.8): the finalized features, the request's version. */
     @Override
     ControllerResult<BrokerRegistrationReply> registerBroker(Cluster c, BrokerRegistrationRequestData request, int version) {
