@@ -25,6 +25,11 @@ final class ShimImpl extends Shim3 {
     }
 
     @Override
+    net.sourceforge.argparse4j.inf.Namespace parseStorageArguments(String[] argv) throws Exception {
+        return Until38.parseArguments(argv);
+    }
+
+    @Override
     void apiVersions(java.util.Map<String, org.apache.kafka.metadata.VersionRange> ranges, java.util.Map<String, Short> finalized,
                      long epoch, short version, com.fasterxml.jackson.databind.node.ObjectNode out) {
         Until38.apiVersions(ranges, finalized, epoch, out);

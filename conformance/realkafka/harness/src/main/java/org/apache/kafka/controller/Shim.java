@@ -96,6 +96,11 @@ abstract class Shim {
         out.put("epoch", data.finalizedFeaturesEpoch());
     }
 
+    /** kafka-storage's argument parser (StorageTool.parseArguments); a refusal is an ArgumentParserException. */
+    net.sourceforge.argparse4j.inf.Namespace parseStorageArguments(String[] argv) throws Exception {
+        return kafka.tools.StorageTool.parseArguments(argv);
+    }
+
     /** kafka-storage format's own code path on a scratch configuration; the bootstrap it wrote. */
     abstract void runFormat(net.sourceforge.argparse4j.inf.Namespace ns, java.util.Properties props, java.io.PrintStream ps) throws Exception;
 

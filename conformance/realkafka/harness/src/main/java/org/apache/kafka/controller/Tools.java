@@ -103,7 +103,7 @@ final class Tools {
             PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8);
             Namespace ns;
             try {
-                ns = kafka.tools.StorageTool.parseArguments(argv.toArray(new String[0]));
+                ns = c.shim.parseStorageArguments(argv.toArray(new String[0]));
             } catch (Exception e) {
                 if (!(e instanceof ArgumentParserException)) throw e;
                 return Cluster.toolError(out, e.getMessage(), List.of());
@@ -170,7 +170,7 @@ final class Tools {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8);
         try {
-            kafka.tools.StorageTool.parseArguments(argv.toArray(new String[0]));
+            Shim.INSTANCE.parseStorageArguments(argv.toArray(new String[0]));
         } catch (Exception e) {
             throw new ToolFailure(rootMessage(e), List.of());
         }
