@@ -21,6 +21,17 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(id, case): the test covers rule `id` with a 'pass' or 'fail' case")
+    config.addinivalue_line("markers", "kafka_jvm_full: a whole `kfc check` against a kafka-jvm release "
+                            "(minutes each): run with `-m kafka_jvm_full` (`tox -m kafka-jvm`)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "kafka_jvm_full" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="a whole kfc check against kafka-jvm 3.7/3.8 (minutes): tox -m kafka-jvm")
+    for item in items:
+        if item.get_closest_marker("kafka_jvm_full"):
+            item.add_marker(skip)
 
 
 @pytest.fixture
