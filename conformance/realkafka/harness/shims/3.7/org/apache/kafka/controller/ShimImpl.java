@@ -30,6 +30,12 @@ final class ShimImpl extends Shim3 {
         return builder;
     }
 
+    /** 3.7 names it unstable.metadata.versions.enable (renamed in 3.8). */
+    @Override
+    String unstableFeatureVersionsConfig() {
+        return kafka.server.KafkaConfig.UnstableMetadataVersionsEnableProp();
+    }
+
     @Override
     net.sourceforge.argparse4j.inf.Namespace parseStorageArguments(String[] argv) throws Exception {
         return Until38.parseArguments(argv);

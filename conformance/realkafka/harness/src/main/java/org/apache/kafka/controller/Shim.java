@@ -96,6 +96,11 @@ abstract class Shim {
         out.put("epoch", data.finalizedFeaturesEpoch());
     }
 
+    /** The configuration that lets kafka-storage format write unstable versions. */
+    String unstableFeatureVersionsConfig() {
+        return "unstable.feature.versions.enable";
+    }
+
     /** kafka-storage's argument parser (StorageTool.parseArguments); a refusal is an ArgumentParserException. */
     net.sourceforge.argparse4j.inf.Namespace parseStorageArguments(String[] argv) throws Exception {
         return kafka.tools.StorageTool.parseArguments(argv);

@@ -81,7 +81,7 @@ final class Tools {
             if (staticVoters) props.put("controller.quorum.voters", voters.toString());
             else props.put("controller.quorum.bootstrap.servers", "127.0.0.1:9093");
             if (unstable) {
-                props.put("unstable.feature.versions.enable", "true");
+                props.put(c.shim.unstableFeatureVersionsConfig(), "true");
                 props.put("unstable.api.versions.enable", "true");
             }
             List<String> argv = new ArrayList<>(List.of("format", "-t", "kfc-cluster-00000000000", "-c", "server.properties"));
