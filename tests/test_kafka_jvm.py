@@ -255,3 +255,4 @@ def test_kfc_check_against_3_7_and_3_8(version: str, profile: str, tmp_path: Pat
     """`tox -m kafka-jvm` (about 3 minutes each): every difference is a documented harness limit."""
     summary, limits = run_check(version, profile, tmp_path / "r")
     assert summary["counts"].get("passed", 0) >= 100, summary["counts"]
+    assert len(limits) <= 8, limits
