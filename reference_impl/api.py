@@ -354,8 +354,12 @@ class Cluster:
         out["supported"] = {k: list(v) for k, v in sorted(ranges.items())}
         out["finalized"] = self.finalized_view(self.active_profile)
         if node.role == "controller" and not p.behaviour.get("controller_reports_kraft_version", True):
-            # Before KAFKA-18920 (3.9.1, 4.0.0) a controller's ApiVersions never set kraft.version.
+            # Before KAFKA-18920 (3.9.1, 4.0.0) a controller's ApiVersions carries its metadata image's features
+            # as FeaturesPublisher publishes them, without the raft layer's kraft.version: only a kraft.version
+            # FeatureLevelRecord's level (FeaturesDelta.replay keeps it, FeaturesDelta.java:67-76@3.9.0-rc3).
             out["finalized"].pop(KRAFT, None)
+            if self.image.finalized.get(KRAFT):
+                out["finalized"] = dict(sorted({**out["finalized"], KRAFT: self.image.finalized[KRAFT]}.items()))
         out["epoch"] = self.node_epoch(node)
         return self.ok(out)
 

@@ -927,13 +927,21 @@ def test_3_9_kraft_version_downgrade_needs_a_type():
                                                                "downgrade."), "KIP584-UPD-05")
 
 
-def test_3_9_brokers_report_kraft_version_from_raft():
+@pytest.mark.parametrize("profile", ["kafka-3.9", "kafka-3.9.1"])
+def test_3_9_brokers_report_kraft_version_from_raft(profile):
     # KRaftMetadataCache.features() overwrites the FeatureLevelRecord's value with raft's kraftVersion() (0 here),
-    # and level 0 is never listed.
-    c = fmt("kafka-3.9")
+    # and level 0 is never listed; so does a 3.9.1 controller (KAFKA-18920).
+    c = fmt(profile)
+    ok(reg_broker(c, 1))
     ok(update(c, U(KRAFT, 1)))
-    out = ok(c.apply({"op": "api_versions", "version": 4}))
-    assert KRAFT not in out["finalized"]
+    assert KRAFT not in ok(c.apply({"op": "api_versions", "node": 1, "version": 4}))["finalized"]
+    controller = ok(c.apply({"op": "api_versions", "version": 4}))["finalized"]
+    # A 3.9.0 controller reports its image's features as they are: FeaturesDelta.replay keeps the
+    # kraft.version FeatureLevelRecord (FeaturesDelta.java:67-76@3.9.0-rc3) and ControllerServer hands
+    # featuresPublisher.features() to its ApiVersionManager without the raft's kraftVersion (added in
+    # 3.9.1: ControllerServer.startup's provider calls KafkaRaftClient.kraftVersion in the 3.9.1 jar only);
+    # kafka-jvm:3.9.0 answers so.
+    assert controller.get(KRAFT) == (1 if profile == "kafka-3.9" else None), controller
 
 
 def test_4_0_kraft_version_update_is_a_silent_no_op():

@@ -25,6 +25,14 @@ final class ShimImpl extends Shim3 {
         return builder.setBrokerUncleanShutdownHandler((id, records) -> { });
     }
 
+    /** 3.9.0's ControllerServer hands SimpleApiVersionManager featuresPublisher.features() as they are; 3.9.1
+     *  sets the raft client's kraftVersion on them (ControllerServer.startup's provider, KAFKA-18920: the
+     *  class bytes of the two jars differ by that call). */
+    @Override
+    boolean controllerReportsKRaftVersion() {
+        return !org.apache.kafka.common.utils.AppInfoParser.getVersion().equals("3.9.0");
+    }
+
     @Override
     void apiVersions(Map<String, VersionRange> ranges, Map<String, Short> finalized, long epoch, short version, ObjectNode out) {
         Since39.apiVersions(ranges, finalized, epoch, version, out);

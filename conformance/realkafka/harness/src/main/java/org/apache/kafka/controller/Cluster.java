@@ -604,7 +604,12 @@ final class Cluster {
         features.finalizedFeatures(Long.MAX_VALUE).featureMap().forEach((k, v) -> {
             if (v != 0 || k.equals(MV)) finalized.put(k, v);
         });
-        if (kraft.level > 0) finalized.put(KRAFT, kraft.level);
+        if (!controller || shim.controllerReportsKRaftVersion()) {
+            // The raft layer's kraft.version, not a FeatureLevelRecord's (KRaftMetadataCache.features; controllers
+            // from KAFKA-18920); a 3.9.0 controller reports its metadata image's features as they are.
+            finalized.remove(KRAFT);
+            if (kraft.level > 0) finalized.put(KRAFT, kraft.level);
+        }
         shim.apiVersions(ranges, finalized, controller ? featuresOffset : epoch(), (short) version, out);
         return ok(out);
     }

@@ -96,6 +96,11 @@ abstract class Shim {
         out.put("epoch", data.finalizedFeaturesEpoch());
     }
 
+    /** Whether a controller's ApiVersions carries the raft layer's kraft.version (KAFKA-18920: 3.9.1, 4.0.0). */
+    boolean controllerReportsKRaftVersion() {
+        return true;
+    }
+
     /** The configuration that lets kafka-storage format write unstable versions. */
     String unstableFeatureVersionsConfig() {
         return "unstable.feature.versions.enable";
