@@ -350,7 +350,11 @@ def register_broker(c: Cluster, cmd: dict[str, Any], node: Node) -> dict[str, An
                      f"Expected cluster ID {c.cluster_id}, but got cluster ID {cluster_id}", "KIP584-REG-03")
     incarnation = str(cmd.get("incarnation") or f"{node.id}-{len(c.log)}")
     existing = c.image.brokers.get(node.id)
-    if existing and cmd.get("previous_session_alive") and existing["incarnation"] != incarnation:
+    # 3.x: a fenced broker has no valid session (BrokerHeartbeatManager.hasValidSession, 3.7.0-3.9.2); 4.x
+    # asks only for a recent contact (BrokerHeartbeatTracker.hasValidSession).
+    alive = cmd.get("previous_session_alive") and (p.behaviour["fenced_broker_has_session"]
+                                                   or not (existing or {}).get("fenced", True))
+    if existing and alive and existing["incarnation"] != incarnation:
         text = "Another broker is registered with that broker id."
         if p.behaviour["duplicate_registration_hint"]:
             text += (" If the broker was recently restarted this should self-resolve once the heartbeat manager "

@@ -243,6 +243,8 @@ class Cluster:
             pad = int(cmd.get("epoch", 0)) - len(recs) + 1
             recs += [{"type": "NoOpRecord"}] * max(0, pad)  # reach the captured epoch
         out = {"op": "restore_state", "records": self.append(recs)}
+        for spec in cmd.get("brokers") or []:  # a restored broker runs unfenced unless its spec says fenced
+            self.image.brokers[int(spec["id"])]["fenced"] = bool(spec.get("fenced", False))
         if cmd.get("features_offset") is not None:
             # A live cluster's controllers report where the finalized features last changed, which
             # NoOpRecords and registrations since have left behind.
@@ -357,8 +359,12 @@ class Cluster:
         out["supported"] = {k: list(v) for k, v in sorted(ranges.items())}
         out["finalized"] = self.finalized_view(self.active_profile)
         if node.role == "controller" and not p.behaviour.get("controller_reports_kraft_version", True):
-            # Before KAFKA-18920 (3.9.1, 4.0.0) a controller's ApiVersions never set kraft.version.
+            # Before KAFKA-18920 (3.9.1, 4.0.0) a controller's ApiVersions carries its metadata image's features
+            # as FeaturesPublisher publishes them, without the raft layer's kraft.version: only a kraft.version
+            # FeatureLevelRecord's level (FeaturesDelta.replay keeps it, FeaturesDelta.java:67-76@3.9.0-rc3).
             out["finalized"].pop(KRAFT, None)
+            if self.image.finalized.get(KRAFT):
+                out["finalized"] = dict(sorted({**out["finalized"], KRAFT: self.image.finalized[KRAFT]}.items()))
         out["epoch"] = self.node_epoch(node)
         return self.ok(out)
 

@@ -21,6 +21,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(id, case): the test covers rule `id` with a 'pass' or 'fail' case")
+    config.addinivalue_line("markers", "kafka_jvm_full: a whole `kfc check` against a kafka-jvm release "
+                            "(minutes each): run with `-m kafka_jvm_full` (`tox -m kafka-jvm`)")
 
 
 # Under xdist (`--dist loadgroup`, as .ci/run runs it) these modules share one worker, one test at a
@@ -31,9 +33,13 @@ _ONE_AT_A_TIME = {"test_live_real_kafka", "test_kafka_cluster", "test_kafka_jvm"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    full = "kafka_jvm_full" in (config.getoption("markexpr") or "")
+    skip = pytest.mark.skip(reason="a whole kfc check against kafka-jvm 3.7/3.8 (minutes): tox -m kafka-jvm")
     for item in items:
         if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in _ONE_AT_A_TIME:
             item.add_marker(pytest.mark.xdist_group("kafka-jvms"))
+        if not full and item.get_closest_marker("kafka_jvm_full"):
+            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -927,13 +927,21 @@ def test_3_9_kraft_version_downgrade_needs_a_type():
                                                                "downgrade."), "KIP584-UPD-05")
 
 
-def test_3_9_brokers_report_kraft_version_from_raft():
+@pytest.mark.parametrize("profile", ["kafka-3.9", "kafka-3.9.1"])
+def test_3_9_brokers_report_kraft_version_from_raft(profile):
     # KRaftMetadataCache.features() overwrites the FeatureLevelRecord's value with raft's kraftVersion() (0 here),
-    # and level 0 is never listed.
-    c = fmt("kafka-3.9")
+    # and level 0 is never listed; so does a 3.9.1 controller (KAFKA-18920).
+    c = fmt(profile)
+    ok(reg_broker(c, 1))
     ok(update(c, U(KRAFT, 1)))
-    out = ok(c.apply({"op": "api_versions", "version": 4}))
-    assert KRAFT not in out["finalized"]
+    assert KRAFT not in ok(c.apply({"op": "api_versions", "node": 1, "version": 4}))["finalized"]
+    controller = ok(c.apply({"op": "api_versions", "version": 4}))["finalized"]
+    # A 3.9.0 controller reports its image's features as they are: FeaturesDelta.replay keeps the
+    # kraft.version FeatureLevelRecord (FeaturesDelta.java:67-76@3.9.0-rc3) and ControllerServer hands
+    # featuresPublisher.features() to its ApiVersionManager without the raft's kraftVersion (added in
+    # 3.9.1: ControllerServer.startup's provider calls KafkaRaftClient.kraftVersion in the 3.9.1 jar only);
+    # kafka-jvm:3.9.0 answers so.
+    assert controller.get(KRAFT) == (1 if profile == "kafka-3.9" else None), controller
 
 
 def test_4_0_kraft_version_update_is_a_silent_no_op():
@@ -1152,12 +1160,38 @@ DUP_HINT = (" If the broker was recently restarted this should self-resolve once
 @pytest.mark.rule("KIP584-REG-04", "fail")
 @pytest.mark.parametrize("profile", RELEASES)
 def test_duplicate_registration_message_per_release(profile):
-    c = fmt(profile)
-    ok(reg_broker(c, 1, incarnation="inc-a"))
+    # An unfenced broker with a live session (3.x counts only unfenced ones, see below).
+    c = Cluster(profile)
+    ok(c.apply({"op": "restore_state", "metadata_version": 15,  # 3.7-IV0
+                "brokers": [{"id": 1, "fenced": False}]}))
     out = reg_broker(c, 1, incarnation="inc-b", previous_session_alive=True)
     refused(out, "DUPLICATE_BROKER_REGISTRATION", "KIP584-REG-04")
     assert out["error_code"] == 101
     assert out["message"] == DUP + (DUP_HINT if profile in RAFT_KRAFT else "")
+
+
+@pytest.mark.rule("KIP584-REG-04", "pass")
+@pytest.mark.parametrize("profile", ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-3.9.2"])
+def test_3x_a_fenced_broker_has_no_live_session(profile):
+    """3.7.0-3.9.2: BrokerHeartbeatManager.hasValidSession(BrokerHeartbeatState) is false for a fenced broker,
+    so ClusterControlManager.registerBroker lets a new incarnation replace a registration that was never
+    unfenced (kafka-jvm:3.9.2 answers so); 4.x asks BrokerHeartbeatTracker for a recent contact only."""
+    c = fmt(profile)
+    first = ok(reg_broker(c, 1, incarnation="inc-a"))
+    new = ok(reg_broker(c, 1, incarnation="inc-b", previous_session_alive=True))
+    assert new["broker_epoch"] > first["broker_epoch"]
+    restored = Cluster(profile)
+    ok(restored.apply({"op": "restore_state", "metadata_version": 15,  # 3.7-IV0
+                       "brokers": [{"id": 1, "fenced": True}]}))
+    ok(reg_broker(restored, 1, incarnation="inc-b", previous_session_alive=True))
+
+
+@pytest.mark.rule("KIP584-REG-04", "fail")
+def test_4x_a_fenced_broker_with_a_recent_contact_is_live():
+    c = fmt("kafka-4.0")
+    ok(reg_broker(c, 1, incarnation="inc-a"))
+    refused(reg_broker(c, 1, incarnation="inc-b", previous_session_alive=True), "DUPLICATE_BROKER_REGISTRATION",
+            "KIP584-REG-04")
 
 
 @pytest.mark.rule("KIP584-REG-04", "pass")

@@ -66,6 +66,18 @@ def test_a_build_of_other_sources_is_pruned_only_when_unused_for_a_day(tmp_path:
     assert harness._unused_for(old, harness.PRUNE_AFTER) and harness._unused_for(broken, harness.PRUNE_AFTER)
 
 
+@pytest.mark.parametrize(("version", "line", "layers"), [
+    ("3.7.1", "3.7", ["3.7-3.8", "3.7-3.9"]), ("3.8.0", "3.8", ["3.7-3.8", "3.7-3.9"]),
+    ("3.9.2", "3.9", ["3.7-3.9", "3.9-"]), ("4.0.2", "4.0", ["3.9-", "4.0-"]), ("4.2.2", "4.1", ["3.9-", "4.0-", "4.1-"]),
+    ("4.4.0", "4.4", ["3.9-", "4.0-", "4.1-"])])
+def test_each_release_line_builds_from_the_core_its_layers_and_its_shim(version: str, line: str, layers: list[str]) -> None:
+    from conformance.realkafka import harness
+
+    assert harness.shim_line(version) == line and harness.layers(version) == layers
+    names = {p.relative_to(harness.HERE).parts[0] for p in harness.sources(version)}
+    assert names == {"src", "shims", "layers"}
+
+
 def test_handshake_names_the_release_and_leaves_out_what_it_cannot_run(target: Any) -> None:
     hello = target.hello()
     assert hello["name"] == f"kafka-jvm:{VERSION}" and hello["profile"] == "kafka-4.1.1"
@@ -138,8 +150,8 @@ def test_an_unusable_release_is_one_clear_error() -> None:
 
     with pytest.raises(ValueError, match=r"^target 'kafka-jvm:bogus': 'bogus' is not a Kafka release version"):
         make_target("kafka-jvm:bogus")
-    with pytest.raises(ValueError, match=r"3\.8\.1: the kafka-jvm harness has no shim for this release line"):
-        make_target("kafka-jvm:3.8.1")  # refused before anything is fetched
+    with pytest.raises(ValueError, match=r"3\.6\.2: only KRaft releases 3\.7\.0 and later are supported"):
+        make_target("kafka-jvm:3.6.2")  # refused before anything is fetched
 
 
 # One release per line the harness has a shim for (4.2 runs the 4.1 shim), each under the profile it
@@ -221,3 +233,123 @@ def test_kafka_4_4_reads_its_bootstrap_snapshot_and_unregisters_controllers(targ
     assert out["error"] == "NONE" and out["records"] == [
         {"type": "UnregisterControllerRecord", "controller_id": 3007, "offset": out["records"][0]["offset"]}], out
     assert target44.apply({"op": "state"})["controllers"] == {}
+
+
+# -- 3.x: the 3.7, 3.8 and 3.9 shims ---------------------------------------------------------------------
+THREE_X = {"3.7.2": "kafka-3.7", "3.8.1": "kafka-3.8", "3.9.2": "kafka-3.9.2"}
+
+
+@pytest.fixture(scope="module", params=sorted(THREE_X))
+def target3(request: pytest.FixtureRequest) -> Iterator[Any]:
+    from conformance.realkafka.target import KafkaJvmTarget
+
+    t = KafkaJvmTarget(request.param)
+    try:
+        yield t
+    finally:
+        t.close()
+    assert t._proc is None or not t._proc.alive(), "the harness JVM outlived close()"
+
+
+def test_3x_answers_with_its_own_classes(target3: Any) -> None:
+    """Values from the 3.x jars: no version-mapping / feature-dependencies in kafka-storage before 4.0
+    (left out of the hello, refused if sent), 3.7/3.8's parser refusing the 3.9 quorum flags
+    (parseArgsOrFail's message, its System.exit trapped), FeatureControlManager.updateFeatures' per-feature
+    result with no top-level error (QuorumController.updateFeatures@3.9.0), and a fenced broker without a
+    live session (BrokerHeartbeatManager.hasValidSession@3.7.0-3.9.2)."""
+    v = target3.version
+    hello = target3.hello()
+    assert hello["profile"] == THREE_X[v]
+    caps = set(hello["capabilities"])
+    assert {"format", "register", "update_features", "api_versions", "describe", "state", "restore_state"} <= caps
+    assert not caps & {"version_mapping", "feature_dependencies"}, caps
+    assert target3.apply({"op": "version_mapping"})["error"] == "INVALID_COMMAND"
+    target3.reset(THREE_X[v])
+    out = target3.apply({"op": "format", "standalone": True})
+    if v == "3.9.2":
+        assert out["error"] == "NONE" and out["dynamic_quorum"] is True and out["levels"]["kraft.version"] == 1, out
+    else:
+        assert out == {**out, "error": "TOOL_ERROR", "message": "unrecognized arguments: '--standalone'"}, out
+    out = target3.apply({"op": "format", "release_version": "3.7-IV0"})
+    assert out["error"] == "NONE" and out["metadata_version"] == {"level": 15, "name": "3.7-IV0"}, out
+    first = target3.apply({"op": "register", "node": 1, "incarnation": "a"})
+    again = target3.apply({"op": "register", "node": 1, "incarnation": "b", "previous_session_alive": True})
+    assert first["error"] == again["error"] == "NONE" and again["broker_epoch"] > first["broker_epoch"], again
+    out = target3.apply({"op": "update_features", "version": 1, "updates": [{"feature": "metadata.version", "level": 99}]})
+    assert out["error"] == "NONE" and list(out["results"]) == ["metadata.version"], out
+    result = out["results"]["metadata.version"]
+    assert result["error"] == "INVALID_UPDATE_VERSION" and result["message"] == (
+        f"Invalid update version 99 for feature metadata.version. Local controller 3000 only supports versions "
+        f"1-{TOP_MV[v]}"), out
+
+
+TOP_MV = {"3.7.2": 19, "3.8.1": 20, "3.9.2": 21}  # MetadataVersion.latestProduction() of each release
+
+
+def _software_of(trace: dict[str, Any], node: Any) -> str | None:
+    """The release a trace's node last ran, as its commands gave it."""
+    software = None
+    for step in trace["steps"]:
+        cmd = step["command"]
+        if cmd.get("op") in ("format", "restore_state"):
+            software = None
+            for key in ("controllers", "brokers"):
+                for spec in cmd.get(key) or []:
+                    if isinstance(spec, dict) and spec.get("id") == node:
+                        software = spec.get("software") or (cmd.get("software") if cmd["op"] == "format" else None)
+        elif cmd.get("op") == "register" and cmd.get("node") == node and cmd.get("software"):
+            software = cmd["software"]
+        if "diff" in step:
+            break
+    return software
+
+
+def harness_limit(trace: dict[str, Any]) -> str | None:
+    """The documented harness limit (docs/deviations.md §8) a failing trace's first difference is, if any."""
+    from reference_impl import load_profile
+
+    step = next(s for s in trace["steps"] if "diff" in s)
+    cmd, actual = step["command"], step.get("actual") or {}
+    if cmd.get("op") == "restore_state" and actual.get("error") == "UNKNOWN_SERVER_ERROR":
+        return "row 8: a state this release's controller cannot replay"
+    software = _software_of(trace, cmd.get("node"))
+    if cmd.get("op") in ("register", "api_versions") and software is not None and \
+            load_profile(software).release != load_profile(trace["profile"]).release:
+        return "row 1: what a node of another release sends or answers is decided by its own code"
+    return None
+
+
+def run_check(version: str, profile: str, report: Path) -> tuple[dict[str, Any], list[str]]:
+    """`kfc check` against the harness: its summary and the harness limits of its failures (an
+    unexplained difference fails here)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "kfc", "check", "--no-spark", "--target", f"kafka-jvm:{version}",
+                           "--profile", profile, "--report", str(report)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1500, check=False)
+    summary = json.loads((report / "summary.json").read_text())
+    limits, unexplained = [], []
+    for path in sorted((report / "traces").glob("*.json")):
+        trace = json.loads(path.read_text())
+        if any("diff" in s for s in trace["steps"]):
+            limit = harness_limit(trace)
+            (limits if limit else unexplained).append(limit or f"{path.name}: {trace.get('source')}")
+    assert not unexplained, (unexplained, proc.stdout[-3000:])
+    assert summary["counts"].get("failed", 0) == len(limits), (summary["counts"], limits, proc.stdout[-3000:])
+    assert proc.returncode == (1 if limits else 0), proc.stdout[-3000:]
+    return summary, limits
+
+
+def test_kfc_check_against_kafka_3_9_2_differs_only_by_named_harness_limits(tmp_path: Path) -> None:
+    """The whole suite (about 2.5 minutes): every difference is a documented harness limit."""
+    summary, limits = run_check("3.9.2", "kafka-3.9.2", tmp_path / "r")
+    assert summary["counts"].get("passed", 0) >= 30, summary["counts"]
+    assert len(limits) <= 2, limits
+
+
+@pytest.mark.kafka_jvm_full
+@pytest.mark.parametrize(("version", "profile"), [("3.7.2", "kafka-3.7"), ("3.8.1", "kafka-3.8")])
+def test_kfc_check_against_3_7_and_3_8(version: str, profile: str, tmp_path: Path) -> None:
+    """`tox -m kafka-jvm` (about 3 minutes each): every difference is a documented harness limit."""
+    summary, limits = run_check(version, profile, tmp_path / "r")
+    assert summary["counts"].get("passed", 0) >= 100, summary["counts"]
+    assert len(limits) <= 8, limits

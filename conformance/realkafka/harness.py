@@ -2,8 +2,10 @@
 here with javac against the release's jars), compiled on first use into the per-user cache
 (`CACHE/harness/<version>/<hash of the sources>/classes`) and started as a JSON-lines target.
 
-The sources are the common core (`harness/src/main/java`) plus one release line's shim
-(`harness/shims/<line>/`): the few calls whose signatures move between releases."""
+The sources are the common core (`harness/src/main/java`), one release line's shim
+(`harness/shims/<line>/`: the few calls whose signatures move between releases) and the layers the
+line falls in (`harness/layers/<from>-<to>/`, either end open: code several neighbouring lines share,
+e.g. `4.0-` for what only 4.x can compile)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from .releases import FetchError, Release, _check_version, fetch
 HERE = Path(__file__).resolve().parent / "harness"
 CORE = HERE / "src" / "main" / "java"
 SHIMS = HERE / "shims"
+LAYERS = HERE / "layers"
 MAIN_CLASS = "org.apache.kafka.controller.KfcHarness"
 _DONE = ".kfc-complete"
 JAR = "harness.jar"  # the classes again as a jar: a class-data archive takes jars only
@@ -75,6 +78,10 @@ class Harness:
         # log (e.g. a class-data archive it cannot use) goes to stderr: stdout carries protocol lines only.
         flags = ["-Xss4m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                  "-Xlog:disable", "-Xlog:all=warning:stderr"]
+        # 3.7/3.8's kafka-storage parser calls System.exit on a refusal: their shim traps it with a
+        # SecurityManager, which JDK 18-23 install only when allowed.
+        if _line_key(shim_line(self.release.version)) < (3, 9):
+            flags.append("-Djava.security.manager=allow")
         if shared:  # Kafka's classes as parsed and verified at build time: about half of the start
             flags.append(f"-XX:SharedArchiveFile={jsa}")
         if tmpdir is not None:  # where kafka-storage format writes its scratch directories
@@ -92,9 +99,25 @@ def shim_line(version: str) -> str:
     return below[-1]
 
 
+def _line_key(line: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in line.split("."))
+
+
+def layers(version: str) -> list[str]:
+    """The layers a release's line falls in: `A-B` holds lines A to B, `A-` every line from A on."""
+    want = _line_key(".".join(version.split(".")[:2]))
+    out = []
+    for p in sorted(LAYERS.iterdir()) if LAYERS.is_dir() else []:
+        lo, _, hi = p.name.partition("-")
+        if p.is_dir() and _line_key(lo) <= want and (not hi or want <= _line_key(hi)):
+            out.append(p.name)
+    return out
+
+
 def sources(version: str) -> list[Path]:
     line = shim_line(version)
-    return sorted(CORE.rglob("*.java")) + sorted((SHIMS / line).rglob("*.java"))
+    extra = [p for layer in layers(version) for p in sorted((LAYERS / layer).rglob("*.java"))]
+    return sorted(CORE.rglob("*.java")) + extra + sorted((SHIMS / line).rglob("*.java"))
 
 
 _RECIPE = b"javac, jar, class-data archive (2)"  # how a build is made: a new recipe is a new build

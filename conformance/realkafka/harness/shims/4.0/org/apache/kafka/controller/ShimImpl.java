@@ -10,7 +10,7 @@ import java.util.Map;
 
 /** 4.0: no KRaftVersionAccessor (a kraft.version update is a FeatureLevelRecord that replay skips,
  *  KAFKA-18979); metadataVersion() has a builder default; updateFeatures has no claimed epoch. */
-final class ShimImpl extends Shim {
+final class ShimImpl extends Shim4 {
     @Override
     FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry, QuorumFeatures quorumFeatures,
                                          ClusterFeatureSupportDescriber describer, KRaftVersionHolder kraft) {

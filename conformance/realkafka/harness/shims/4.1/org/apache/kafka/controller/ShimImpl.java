@@ -4,7 +4,6 @@ import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.utils.LogContext;
-import org.apache.kafka.server.common.KRaftVersion;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
@@ -12,7 +11,7 @@ import java.util.Map;
 
 /** 4.1-4.2: kraft.version lives in the raft layer (KRaftVersionAccessor); the metadata.version is
  *  unknown until the bootstrap records are replayed; updateFeatures takes the claimed epoch. */
-final class ShimImpl extends Shim {
+final class ShimImpl extends Shim4 {
     @Override
     FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry, QuorumFeatures quorumFeatures,
                                          ClusterFeatureSupportDescriber describer, KRaftVersionHolder kraft) {
@@ -21,17 +20,7 @@ final class ShimImpl extends Shim {
             .setSnapshotRegistry(registry)
             .setQuorumFeatures(quorumFeatures)
             .setClusterFeatureSupportDescriber(orEmpty(describer))
-            .setKRaftVersionAccessor(new KRaftVersionAccessor() {
-                @Override
-                public KRaftVersion kraftVersion() {
-                    return kraft.kraftVersion();
-                }
-
-                @Override
-                public void upgradeKRaftVersion(int epoch, KRaftVersion version, boolean validateOnly) {
-                    kraft.upgradeKRaftVersion(epoch, version, validateOnly);
-                }
-            })
+            .setKRaftVersionAccessor(new KRaftAccessor(kraft))
             .build();
     }
 

@@ -12,7 +12,6 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.utils.LogContext;
-import org.apache.kafka.server.common.KRaftVersion;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
@@ -21,7 +20,7 @@ import java.util.Map;
 /** 4.4: as 4.1-4.3 (kraft.version in the raft layer, the metadata.version unknown until the bootstrap
  *  records are replayed, updateFeatures with the claimed epoch); LogContext and the bootstrap file moved;
  *  ApiVersions v5 names the cluster and node the client means (KIP-1242). */
-final class ShimImpl extends Shim {
+final class ShimImpl extends Shim4 {
     @Override
     FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry, QuorumFeatures quorumFeatures,
                                          ClusterFeatureSupportDescriber describer, KRaftVersionHolder kraft) {
@@ -30,17 +29,7 @@ final class ShimImpl extends Shim {
             .setSnapshotRegistry(registry)
             .setQuorumFeatures(quorumFeatures)
             .setClusterFeatureSupportDescriber(orEmpty(describer))
-            .setKRaftVersionAccessor(new KRaftVersionAccessor() {
-                @Override
-                public KRaftVersion kraftVersion() {
-                    return kraft.kraftVersion();
-                }
-
-                @Override
-                public void upgradeKRaftVersion(int epoch, KRaftVersion version, boolean validateOnly) {
-                    kraft.upgradeKRaftVersion(epoch, version, validateOnly);
-                }
-            })
+            .setKRaftVersionAccessor(new KRaftAccessor(kraft))
             .build();
     }
 

@@ -116,14 +116,13 @@ final class Cluster {
             }
         };
         features = shim.featureControl(logContext, registry, quorumFeatures, describer, kraft);
-        clusterControl = new ClusterControlManager.Builder()
+        clusterControl = shim.clusterControl(new ClusterControlManager.Builder())
             .setLogContext(logContext)
             .setClusterId(clusterId)
             .setTime(time)
             .setSnapshotRegistry(registry)
             .setSessionTimeoutNs(SESSION_TIMEOUT_NS)
             .setFeatureControlManager(features)
-            .setBrokerShutdownHandler((id, clean, records) -> { })
             .build();
         clusterControl.activate();
         configControl = shim.configControl(logContext, registry, features, active);
@@ -324,6 +323,9 @@ final class Cluster {
 
     ObjectNode apply(JsonNode cmd) {
         String op = cmd.path("op").asText("");
+        if (List.of(CAPABILITIES).contains(op) && !shim.capabilities().contains(op)) {  // not on this release
+            return invalid(outcome(op), "the kafka-jvm harness does not implement op '" + op + "' on this release");
+        }
         try {
             switch (op) {
                 case "format": return Tools.format(this, cmd);
@@ -489,7 +491,7 @@ final class Cluster {
         sorted.forEach((k, v) -> sentJson.putArray(k).add(v[0]).add(v[1]));
         BrokerRegistration existing = clusterControl.brokerRegistrations().get(id);
         if (existing != null && cmd.path("previous_session_alive").asBoolean(false)) {
-            clusterControl.trackBrokerHeartbeat(id, existing.epoch());  // its session is still alive
+            shim.keepSession(this, id, existing.epoch());  // its session is still alive
         } else {
             time.sleepNs(2 * SESSION_TIMEOUT_NS);  // any earlier session has expired
         }
@@ -626,19 +628,6 @@ final class Cluster {
 
     List<ApiMessageAndVersion> pendingRecords;
 
-    /** QuorumController.updateFeatures: the request's updates into ConfigurationControlManager.updateFeatures. */
-    ControllerResult<ApiError> controllerUpdate(UpdateFeaturesRequestData request) {
-        Map<String, Short> updates = new HashMap<>();
-        Map<String, org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType> types = new HashMap<>();
-        request.featureUpdates().forEach(u -> {
-            types.put(u.feature(), org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.fromCode(u.upgradeType()));
-            updates.put(u.feature(), u.maxVersionLevel());
-        });
-        ControllerResult<ApiError> result = shim.configUpdate(this, updates, types, request.validateOnly());
-        if (result.response().isSuccess() && !request.validateOnly()) pendingRecords = result.records();
-        return result;
-    }
-
     // -- api_versions / describe / state -----------------------------------------------------------------
     ObjectNode apiVersions(JsonNode cmd, String op) {
         int id = cmd.has("node") ? cmd.get("node").asInt() : active;
@@ -669,7 +658,12 @@ final class Cluster {
         features.finalizedFeatures(Long.MAX_VALUE).featureMap().forEach((k, v) -> {
             if (v != 0 || k.equals(MV)) finalized.put(k, v);
         });
-        if (kraft.level > 0) finalized.put(KRAFT, kraft.level);
+        if (!controller || shim.controllerReportsKRaftVersion()) {
+            // The raft layer's kraft.version, not a FeatureLevelRecord's (KRaftMetadataCache.features; controllers
+            // from KAFKA-18920); a 3.9.0 controller reports its metadata image's features as they are.
+            finalized.remove(KRAFT);
+            if (kraft.level > 0) finalized.put(KRAFT, kraft.level);
+        }
         shim.apiVersions(ranges, finalized, controller ? featuresOffset : epoch(), (short) version, out);
         return ok(out);
     }

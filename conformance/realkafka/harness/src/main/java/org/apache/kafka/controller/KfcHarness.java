@@ -76,7 +76,7 @@ public final class KfcHarness {
                 reply.put("name", name);
                 reply.put("profile", profile);
                 ArrayNode caps = reply.putArray("capabilities");
-                for (String op : Cluster.CAPABILITIES) caps.add(op);
+                for (String op : cluster.shim.capabilities()) caps.add(op);
                 reply.putArray("extensions").add("apply_batch");
                 return reply;
             }

@@ -3,7 +3,6 @@ package org.apache.kafka.controller;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.common.feature.Features;
 import org.apache.kafka.common.feature.SupportedVersionRange;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
@@ -14,12 +13,10 @@ import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.requests.ApiError;
-import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.metadata.BrokerRegistrationReply;
 import org.apache.kafka.metadata.VersionRange;
-import org.apache.kafka.server.common.Feature;
+import org.apache.kafka.metadata.bootstrap.BootstrapMetadata;
 import org.apache.kafka.server.common.MetadataVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
@@ -28,15 +25,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** The calls whose signatures move between releases.  This base holds what 4.0-4.2 share; ShimImpl
- *  (one per release line, in shims/LINE/; a line without its own uses the newest below it) supplies
- *  the few that moved, and overrides what its line does differently. */
+/** The calls whose signatures move between releases.  This base holds only what every supported
+ *  release (3.7 on) shares; ShimImpl (one per release line, in shims/LINE/; a line without its own
+ *  uses the newest below it) supplies the rest, usually through a layer it shares with its
+ *  neighbours (layers/FROM-TO/: Shim4 for 4.x, Shim3 for 3.x). */
 abstract class Shim {
     static final Shim INSTANCE = new ShimImpl();
 
-    Map<String, VersionRange> controllerRanges(boolean unstable) {
-        return new HashMap<>(QuorumFeatures.defaultSupportedFeatureMap(unstable));
+    /** The ops this release's code can answer (the hello): an op it cannot express is left out, not faked. */
+    List<String> capabilities() {
+        return List.of(Cluster.CAPABILITIES);
     }
+
+    abstract Map<String, VersionRange> controllerRanges(boolean unstable);
 
     Map<String, VersionRange> brokerRanges(boolean unstable) {
         Map<String, VersionRange> out = new HashMap<>();
@@ -44,33 +45,22 @@ abstract class Shim {
         return out;
     }
 
-    Features<SupportedVersionRange> brokerFeatures(boolean unstable) {
-        return org.apache.kafka.server.BrokerFeatures.defaultSupportedFeatures(unstable);
-    }
+    abstract Features<SupportedVersionRange> brokerFeatures(boolean unstable);
 
-    List<Feature> productionFeatures() {
-        return Feature.PRODUCTION_FEATURES;
-    }
+    /** The production features kafka-storage format writes (besides metadata.version), in its order. */
+    abstract List<String> productionFeatureNames();
 
     abstract FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry,
                                                   QuorumFeatures quorumFeatures, ClusterFeatureSupportDescriber describer,
                                                   KRaftVersionHolder kraft);
 
-    ConfigurationControlManager configControl(LogContext logContext, SnapshotRegistry registry,
-                                              FeatureControlManager features, int nodeId) {
-        return new ConfigurationControlManager.Builder()
-            .setLogContext(logContext)
-            .setSnapshotRegistry(registry)
-            .setKafkaConfigSchema(kafka.server.KafkaRaftServer.configSchema())
-            .setNodeId(nodeId)
-            .setFeatureControl(features)
-            .build();
-    }
+    abstract ConfigurationControlManager configControl(LogContext logContext, SnapshotRegistry registry,
+                                                       FeatureControlManager features, int nodeId);
+
+    /** The builder's release-specific settings (the shutdown handler QuorumController installs). */
+    abstract ClusterControlManager.Builder clusterControl(ClusterControlManager.Builder builder);
 
     abstract MetadataVersion metadataVersion(FeatureControlManager features);
-
-    abstract ControllerResult<ApiError> configUpdate(Cluster c, Map<String, Short> updates,
-                                                     Map<String, FeatureUpdate.UpgradeType> types, boolean validateOnly);
 
     /** A describer for a manager that only replays (no cluster to ask). */
     static ClusterFeatureSupportDescriber orEmpty(ClusterFeatureSupportDescriber describer) {
@@ -87,28 +77,10 @@ abstract class Shim {
         };
     }
 
-    ControllerResult<BrokerRegistrationReply> registerBroker(Cluster c, BrokerRegistrationRequestData request, int version) {
-        return c.clusterControl.registerBroker(request, c.nextOffset, c.registrationFeatures(), version >= 3);
-    }
+    abstract ControllerResult<BrokerRegistrationReply> registerBroker(Cluster c, BrokerRegistrationRequestData request, int version);
 
-    /** QuorumController.updateFeatures (4.x): fail fast, per-feature results only on success at v0-v1. */
-    UpdateFeaturesResponseData updateFeatures(Cluster c, UpdateFeaturesRequestData request, int version) {
-        ApiError result = c.controllerUpdate(request).response();
-        UpdateFeaturesResponseData data = new UpdateFeaturesResponseData();
-        if (result != ApiError.NONE && !result.isSuccess()) {
-            data.setErrorCode(result.error().code());
-            data.setErrorMessage("The update failed for all features since the following feature had an error: "
-                + result.message());
-        } else {
-            data.setErrorCode(result.error().code());
-            data.setErrorMessage(result.message());
-            if (version <= 1) {
-                request.featureUpdates().forEach(u -> data.results().add(new UpdateFeaturesResponseData.UpdatableFeatureResult()
-                    .setFeature(u.feature()).setErrorCode(result.error().code()).setErrorMessage(result.error().message())));
-            }
-        }
-        return data;
-    }
+    /** The broker's earlier session is still alive (a heartbeat just now). */
+    abstract void keepSession(Cluster c, int brokerId, long brokerEpoch);
 
     /** UnregisterBroker's error message: before 4.1 ControllerApis.handleUnregisterBroker sets the code only. */
     String unregisterBrokerMessage(ApiException e) {
@@ -136,17 +108,14 @@ abstract class Shim {
         return null;
     }
 
-    /** What a node's ApiVersionsResponse carries (ApiVersionManager.apiVersionResponse(…, version < 4)). */
-    void apiVersions(Map<String, VersionRange> ranges, Map<String, Short> finalized, long epoch, short version, ObjectNode out) {
-        Map<String, SupportedVersionRange> supported = new HashMap<>();
-        ranges.forEach((k, v) -> supported.put(k, new SupportedVersionRange(v.min(), v.max())));
-        ApiVersionsResponseData data = new ApiVersionsResponse.Builder()
-            .setApiVersions(new ApiVersionsResponseData.ApiVersionCollection())
-            .setSupportedFeatures(Features.supportedFeatures(supported))
-            .setFinalizedFeatures(finalized)
-            .setFinalizedFeaturesEpoch(epoch)
-            .setAlterFeatureLevel0(version < 4)
-            .build().data();
+    /** QuorumController.updateFeatures and the response ControllerApis sends. */
+    abstract UpdateFeaturesResponseData updateFeatures(Cluster c, UpdateFeaturesRequestData request, int version);
+
+    /** What a node's ApiVersionsResponse carries: "supported", "finalized" and "epoch" into `out`. */
+    abstract void apiVersions(Map<String, VersionRange> ranges, Map<String, Short> finalized, long epoch, short version, ObjectNode out);
+
+    /** The features of a response as the protocol writes them (sorted by name). */
+    static void writeApiVersions(ApiVersionsResponseData data, ObjectNode out) {
         ObjectNode s = out.putObject("supported");
         TreeMap<String, short[]> sorted = new TreeMap<>();
         data.supportedFeatures().forEach(f -> sorted.put(f.name(), new short[]{f.minVersion(), f.maxVersion()}));
@@ -158,32 +127,46 @@ abstract class Shim {
         out.put("epoch", data.finalizedFeaturesEpoch());
     }
 
-    /** kafka-storage format's own code path (StorageTool.runFormatCommand) on a scratch configuration. */
-    void runFormat(net.sourceforge.argparse4j.inf.Namespace ns, java.util.Properties props, java.io.PrintStream ps) throws Exception {
-        kafka.tools.StorageTool.runFormatCommand(ns, kafkaConfig(props), ps);
+    /** Whether a controller's ApiVersions carries the raft layer's kraft.version (KAFKA-18920: 3.9.1, 4.0.0). */
+    boolean controllerReportsKRaftVersion() {
+        return true;
     }
 
-    /** One KafkaConfig per distinct scratch configuration: building one is ~40% of a format's time, and
-     *  format only reads it (a refused configuration throws and is not kept). */
-    static kafka.server.KafkaConfig kafkaConfig(java.util.Properties props) {
-        return CONFIGS.computeIfAbsent(new TreeMap<>(props).toString(), k -> new kafka.server.KafkaConfig(props));
+    /** The configuration that lets kafka-storage format write unstable versions. */
+    String unstableFeatureVersionsConfig() {
+        return "unstable.feature.versions.enable";
     }
 
-    private static final Map<String, kafka.server.KafkaConfig> CONFIGS = new HashMap<>();
+    /** kafka-storage's argument parser (StorageTool.parseArguments); a refusal is an ArgumentParserException. */
+    net.sourceforge.argparse4j.inf.Namespace parseStorageArguments(String[] argv) throws Exception {
+        return kafka.tools.StorageTool.parseArguments(argv);
+    }
 
-    /** feature-dependencies of kafka-storage. */
-    List<String> featureDependencies(com.fasterxml.jackson.databind.JsonNode cmd, List<String> argv) throws Tools.ToolFailure {
-        if (!cmd.path("tool").asText("").equals("kafka-features")) return Tools.storageTool(argv);
-        List<String> items = new java.util.ArrayList<>();
-        for (int i = 1; i + 1 < argv.size(); i += 2) items.add(argv.get(i + 1));
-        if (items.isEmpty()) throw new Tools.ToolFailure("argument --feature/-f is required", List.of());
-        StringBuilder printed = new StringBuilder();
-        try {
-            return KfcHarness.lines(org.apache.kafka.tools.KfcFeatureCommand.featureDependencies(items, productionFeatures(), printed));
-        } catch (Exception e) {
-            throw new Tools.ToolFailure(Tools.rootMessage(e), KfcHarness.lines(printed.toString()));
+    /** kafka-storage format's own code path on a scratch configuration; the bootstrap it wrote. */
+    abstract void runFormat(net.sourceforge.argparse4j.inf.Namespace ns, java.util.Properties props, java.io.PrintStream ps) throws Exception;
+
+    abstract BootstrapMetadata readBootstrap(String metadataDir) throws Exception;
+
+    /** A feature's level in the bootstrap records (0 when it has no record, as BootstrapMetadata.featureLevel). */
+    short featureLevel(BootstrapMetadata boot, String feature) {
+        for (org.apache.kafka.server.common.ApiMessageAndVersion r : boot.records()) {
+            if (r.message() instanceof org.apache.kafka.common.metadata.FeatureLevelRecord) {
+                org.apache.kafka.common.metadata.FeatureLevelRecord f = (org.apache.kafka.common.metadata.FeatureLevelRecord) r.message();
+                if (f.name().equals(feature)) return f.featureLevel();
+            }
         }
+        return 0;
     }
+
+    /** The Formatter's own decision whether the formatted quorum is dynamic (kraft.version 1 by default). */
+    abstract boolean hasDynamicQuorum(String initialControllers, boolean noInitialControllers, boolean staticVotersEmpty)
+        throws ReflectiveOperationException;
+
+    /** kafka-storage run on these arguments (StorageTool.execute), printing to `ps`. */
+    abstract void storageTool(String[] argv, java.io.PrintStream ps) throws Exception;
+
+    /** feature-dependencies of kafka-storage or kafka-features. */
+    abstract List<String> featureDependencies(com.fasterxml.jackson.databind.JsonNode cmd, List<String> argv) throws Tools.ToolFailure;
 
     /** One line of kafka-features describe (FeatureCommand.handleDescribe's format, its levelToString). */
     String describeLine(String name, int lo, int hi, int fin, long epoch) {

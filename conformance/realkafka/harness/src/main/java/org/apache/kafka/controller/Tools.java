@@ -5,9 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.metadata.VersionRange;
-import org.apache.kafka.metadata.bootstrap.BootstrapDirectory;
 import org.apache.kafka.metadata.bootstrap.BootstrapMetadata;
-import org.apache.kafka.server.common.Feature;
 
 import net.sourceforge.argparse4j.inf.ArgumentParserException;
 import net.sourceforge.argparse4j.inf.Namespace;
@@ -83,7 +81,7 @@ final class Tools {
             if (staticVoters) props.put("controller.quorum.voters", voters.toString());
             else props.put("controller.quorum.bootstrap.servers", "127.0.0.1:9093");
             if (unstable) {
-                props.put("unstable.feature.versions.enable", "true");
+                props.put(c.shim.unstableFeatureVersionsConfig(), "true");
                 props.put("unstable.api.versions.enable", "true");
             }
             List<String> argv = new ArrayList<>(List.of("format", "-t", "kfc-cluster-00000000000", "-c", "server.properties"));
@@ -105,7 +103,7 @@ final class Tools {
             PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8);
             Namespace ns;
             try {
-                ns = kafka.tools.StorageTool.parseArguments(argv.toArray(new String[0]));
+                ns = c.shim.parseStorageArguments(argv.toArray(new String[0]));
             } catch (Exception e) {
                 if (!(e instanceof ArgumentParserException)) throw e;
                 return Cluster.toolError(out, e.getMessage(), List.of());
@@ -115,14 +113,14 @@ final class Tools {
             } catch (Throwable e) {
                 return Cluster.toolError(out, rootMessage(e), List.of());
             }
-            BootstrapMetadata boot = new BootstrapDirectory(data.toString()).read();
+            BootstrapMetadata boot = c.shim.readBootstrap(data.toString());
             // kraft.version is not in the bootstrap file: Formatter.effectiveKRaftFeatureLevel's default is
             // 1 exactly when the Formatter has a dynamic quorum, which this release's Formatter tells.
             String initial = null;
             int at = argv.indexOf("--initial-controllers");
             if (at >= 0) initial = argv.get(at + 1);
             else if (qflags.contains("standalone")) initial = ids.get(0) + "@127.0.0.1:9093:" + Cluster.uuidOf("dir-" + ids.get(0));
-            boolean dynamic = org.apache.kafka.metadata.storage.KfcFormatterProbe.hasDynamicQuorum(initial,
+            boolean dynamic = c.shim.hasDynamicQuorum(initial,
                 qflags.contains("no_initial_controllers"), !staticVoters);
             short kraftLevel = (short) (dynamic ? 1 : 0);
             for (String f : features) {
@@ -135,10 +133,10 @@ final class Tools {
             ObjectNode levels = out.putObject("levels");
             ArrayNode lines = out.putArray("lines");
             lines.add(Cluster.MV + "=" + boot.metadataVersion().featureLevel() + " (" + boot.metadataVersion().version() + ")");
-            for (Feature f : c.shim.productionFeatures()) {
-                short level = f.featureName().equals(Cluster.KRAFT) ? kraftLevel : boot.featureLevel(f.featureName());
-                levels.put(f.featureName(), level);
-                lines.add(f.featureName() + "=" + level);
+            for (String f : c.shim.productionFeatureNames()) {
+                short level = f.equals(Cluster.KRAFT) ? kraftLevel : c.shim.featureLevel(boot, f);
+                levels.put(f, level);
+                lines.add(f + "=" + level);
             }
             out.put("dynamic_quorum", dynamic);
             c.formatted(ids, ranges, dynamic, kraftLevel, boot.records(), out);
@@ -183,12 +181,12 @@ final class Tools {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8);
         try {
-            kafka.tools.StorageTool.parseArguments(argv.toArray(new String[0]));
+            Shim.INSTANCE.parseStorageArguments(argv.toArray(new String[0]));
         } catch (Exception e) {
             throw new ToolFailure(rootMessage(e), List.of());
         }
         try {
-            kafka.tools.StorageTool.execute(argv.toArray(new String[0]), ps);
+            Shim.INSTANCE.storageTool(argv.toArray(new String[0]), ps);
         } catch (Throwable e) {
             throw new ToolFailure(rootMessage(e), KfcHarness.lines(buf.toString(StandardCharsets.UTF_8)));
         }
