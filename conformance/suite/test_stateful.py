@@ -168,7 +168,10 @@ class FeatureMachine(RuleBasedStateMachine):
             if out["error"] != "NONE" or out.get("supported") is None:
                 continue
             for name, level in fin.items():
-                if name == KRAFT and node not in self.kraft_checked:
+                # A 3.9.0 controller lists its image's kraft.version record, which registrations are not
+                # checked against (Kafka 3.9.0's own classes accept a 3.8 broker then; KAFKA-18920).
+                image_only = not self.ref.active_profile.behaviour.get("controller_reports_kraft_version", True)
+                if name == KRAFT and (node not in self.kraft_checked or image_only):
                     # kraft.version lives in raft control records: a controller registers (and a
                     # 3.7/3.8 one replays) without checking it (ClusterControlManager.registerController),
                     # and a broker that registered while a 3.7/3.8 controller was active was never
@@ -424,7 +427,13 @@ class FeatureMachine(RuleBasedStateMachine):
             if self.grammar.active_software is None:  # a target of one release's code runs no other release
                 kinds.append("rolling")
         if self.can("format") and self.can("update_features"):
-            kinds.append("mv-downgrade")
+            kinds += ["mv-downgrade", "unmet-dependencies"]
+            if self.can("register") and self.grammar.active_software is None:
+                kinds.append("standby-rollback")
+        if self.can("format") and self.can("register"):
+            kinds.append("registration-above-range")
+        if self.can("feature_dependencies"):
+            kinds.append("feature-dependencies")
         if {"restore_state", "snapshot", "load_snapshot"} <= self.run.capabilities:
             kinds.append("snapshot-every-mv")
         if {"format", "register", "api_versions"} <= self.run.capabilities and \
@@ -440,14 +449,12 @@ class FeatureMachine(RuleBasedStateMachine):
         self.observe()
         return out
 
-    @precondition(lambda self: not self.live and bool(self._directed_kinds()))
-    @rule(data=st.data())
-    def directed(self, data: st.DataObject) -> None:
+    def _directed(self, kind: str, data: st.DataObject) -> None:
         """A few instances of one family that random draws rarely reach (static voters with each quorum
-        flag, a feature at each level, re-registrations, snapshots at every metadata.version), in a
-        row from a drawn one; then a fresh cluster as after a reformat."""
+        flag, a feature at each level, re-registrations, snapshots at every metadata.version, …), in a
+        row; then a fresh cluster as after a reformat.  One Hypothesis rule per kind (below): its rule
+        selection, unlike one draw among the kinds, reaches every kind in a ci run."""
         ch = DrawChooser(data)
-        kind = ch.pick(self._directed_kinds(), "directed scenario")
         items: list[Any]
         if kind == "format-quorum-flags":
             items = list(families.QUORUM_COMBOS)
@@ -455,6 +462,10 @@ class FeatureMachine(RuleBasedStateMachine):
             items = [tuple(i.split("=")) for i in families.instances(kind, self.profile) or []]
         elif kind == "snapshot-every-mv":
             items = list(self.profile.mv_levels)
+        elif kind in ("unmet-dependencies", "feature-dependencies"):
+            items = [(name, lv) for name in self.profile.production_features
+                     for lv, level in sorted(self.profile.features[name].levels.items())
+                     if lv and (level.dependencies or kind == "feature-dependencies")]
         else:
             items = [True, False] if kind in ("reregister", "rolling") else [None]
         if not items:
@@ -485,12 +496,126 @@ class FeatureMachine(RuleBasedStateMachine):
                     cmd = self.grammar.mv_downgrade(self.ref, how)
                     if cmd is not None:
                         self._update(cmd)
+                # a level no release knows, and an upgrade type no client sends: both refused
+                version = min(2, self.profile.behaviour["update_features_max_version"])
+                self._update({"op": "update_features", "version": version, "updates": [
+                    {"feature": MV, "level": self.profile.mv_latest_testing + 1, "upgrade_type": "UPGRADE"}]})
+                self._update({"op": "update_features", "version": version, "updates": [
+                    {"feature": MV, "level": self.profile.mv_latest_production, "upgrade_type": "UNKNOWN"}]})
+                home = self.grammar.names.index(self.profile.name)
+                if self.profile.behaviour["kip1155"] and self.can("register") and home:
+                    # a controller registered on a release before KIP-1155: the downgrade falls back to
+                    # KIP-778's rules (a lossy one refused)
+                    older = self.grammar.names[home - 1]
+                    self._fresh({**self.grammar.fresh_format(),
+                                 "release_version": self.profile.mv_name(load_profile(older).mv_latest_production)})
+                    self.step({"op": "register", "role": "controller", "node": self.ref.active_id, "software": older})
+                    cmd = self.grammar.mv_downgrade(self.ref, "lossy-SAFE_DOWNGRADE")
+                    if cmd is not None:
+                        self._update(cmd)
+            elif kind == "unmet-dependencies":
+                # the oldest cluster the release formats, then the level alone: its dependencies unmet
+                self._fresh({**self.grammar.fresh_format(),
+                             "release_version": self.profile.mv_name(self.grammar.bootstrap_levels()[0])})
+                self._update({"op": "update_features", "version": min(2, self.profile.behaviour[
+                    "update_features_max_version"]), "updates": [{"feature": item[0], "level": item[1],
+                                                                  "upgrade_type": "UPGRADE"}]})
+            elif kind == "feature-dependencies":
+                self.step({"op": "feature_dependencies", "features": [f"{item[0]}={item[1]}"]})
+            elif kind == "registration-above-range":
+                self._register_above_range()
+            elif kind == "standby-rollback":
+                self._standby_rollback()
             else:
                 self._fresh(self.grammar.fresh_format(dynamic=True))
                 self.step({"op": "register", "role": "broker", "node": self.grammar.broker_ids[0],
                            "software": self.profile.name})
                 self.step({"op": "api_versions", "node": self.grammar.broker_ids[0]})
         self._format(ch)
+
+    @precondition(lambda self: not self.live and "format-quorum-flags" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_format_quorum_flags(self, data: st.DataObject) -> None:
+        self._directed("format-quorum-flags", data)
+
+    @precondition(lambda self: not self.live and "every-feature-level" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_every_feature_level(self, data: st.DataObject) -> None:
+        self._directed("every-feature-level", data)
+
+    @precondition(lambda self: not self.live and "reregister" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_reregister(self, data: st.DataObject) -> None:
+        self._directed("reregister", data)
+
+    @precondition(lambda self: not self.live and "rolling" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_rolling(self, data: st.DataObject) -> None:
+        self._directed("rolling", data)
+
+    @precondition(lambda self: not self.live and "mv-downgrade" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_mv_downgrade(self, data: st.DataObject) -> None:
+        self._directed("mv-downgrade", data)
+
+    @precondition(lambda self: not self.live and "unmet-dependencies" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_unmet_dependencies(self, data: st.DataObject) -> None:
+        self._directed("unmet-dependencies", data)
+
+    @precondition(lambda self: not self.live and "standby-rollback" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_standby_rollback(self, data: st.DataObject) -> None:
+        self._directed("standby-rollback", data)
+
+    @precondition(lambda self: not self.live and "registration-above-range" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_registration_above_range(self, data: st.DataObject) -> None:
+        self._directed("registration-above-range", data)
+
+    @precondition(lambda self: not self.live and "feature-dependencies" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_feature_dependencies(self, data: st.DataObject) -> None:
+        self._directed("feature-dependencies", data)
+
+    @precondition(lambda self: not self.live and "snapshot-every-mv" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_snapshot_every_mv(self, data: st.DataObject) -> None:
+        self._directed("snapshot-every-mv", data)
+
+    @precondition(lambda self: not self.live and "kraft1-read-broker" in self._directed_kinds())
+    @rule(data=st.data())
+    def directed_kraft1_read_broker(self, data: st.DataObject) -> None:
+        self._directed("kraft1-read-broker", data)
+
+    def _register_above_range(self) -> None:
+        """A third-party broker whose metadata.version range starts above the finalized level: refused
+        (a finalized level outside a broker's range, either end)."""
+        self._fresh({**self.grammar.fresh_format(),
+                     "release_version": self.profile.mv_name(self.grammar.bootstrap_levels()[0])})
+        fin = self.ref.finalized_view().get(MV, 0)
+        ranges = {k: list(v) for k, v in self.profile.supported("broker").items() if k != KRAFT}
+        if MV in ranges and fin + 1 <= ranges[MV][1]:
+            ranges[MV] = [fin + 1, ranges[MV][1]]
+            self.step({"op": "register", "role": "broker", "node": self.grammar.broker_ids[0], "ranges": ranges})
+            self.observe()
+
+    def _standby_rollback(self) -> None:
+        """Two controllers registered, the standby restarted on the release before, then metadata.version
+        raised to the latest production level: the standby's registration must hold it back."""
+        names, home = self.grammar.names, self.grammar.names.index(self.profile.name)
+        if not home:
+            return
+        p = self.profile
+        # the oldest level at which controllers register (3.7-IV0, KIP-919)
+        level = next((v for v in self.grammar.bootstrap_levels() if v >= 15), p.mv_latest_production)
+        self._fresh({**self.grammar.fresh_format(), "controllers": [{"id": 3000}, {"id": 3001}],
+                     "release_version": p.mv_name(level)})
+        for node in (3000, 3001):
+            self.step({"op": "register", "role": "controller", "node": node, "software": p.name})
+        self.step({"op": "register", "role": "controller", "node": 3001, "software": names[home - 1]})
+        self._update({"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
+                      "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]})
 
     def _roll_old_bootstrap(self, *, upgrade: bool) -> None:
         """A cluster bootstrapped at the oldest metadata.version it can be, a broker of the release
