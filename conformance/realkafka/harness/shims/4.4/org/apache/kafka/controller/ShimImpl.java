@@ -20,30 +20,7 @@ import java.util.Map;
 /** 4.4: as 4.1-4.3 (kraft.version in the raft layer, the metadata.version unknown until the bootstrap
  *  records are replayed, updateFeatures with the claimed epoch); LogContext and the bootstrap file moved;
  *  ApiVersions v5 names the cluster and node the client means (KIP-1242). */
-final class ShimImpl extends Shim4 {
-    @Override
-    FeatureControlManager featureControl(LogContext logContext, SnapshotRegistry registry, QuorumFeatures quorumFeatures,
-                                         ClusterFeatureSupportDescriber describer, KRaftVersionHolder kraft) {
-        return new FeatureControlManager.Builder()
-            .setLogContext(logContext)
-            .setSnapshotRegistry(registry)
-            .setQuorumFeatures(quorumFeatures)
-            .setClusterFeatureSupportDescriber(orEmpty(describer))
-            .setKRaftVersionAccessor(new KRaftAccessor(kraft))
-            .build();
-    }
-
-    @Override
-    MetadataVersion metadataVersion(FeatureControlManager features) {
-        return features.metadataVersionOrThrow();
-    }
-
-    @Override
-    ControllerResult<ApiError> configUpdate(Cluster c, Map<String, Short> updates,
-                                            Map<String, FeatureUpdate.UpgradeType> types, boolean validateOnly) {
-        return c.configControl.updateFeatures(updates, types, validateOnly, 1);
-    }
-
+final class ShimImpl extends Shim41 {
     /** KIP-1242: the request as the broker reads it at this version, then KafkaApis.handleApiVersionsRequest's
      *  clusterIdOrNodeIdIsInvalid (a private Scala def: its three conditions are restated here). */
     @Override
@@ -58,12 +35,6 @@ final class ShimImpl extends Shim4 {
         boolean invalid = request.version() >= 5 && request.data().clusterId() != null
             && (!request.data().clusterId().equals(clusterId) || request.data().nodeId() != nodeId);
         return invalid ? Errors.REBOOTSTRAP_REQUIRED : null;
-    }
-
-    /** 4.1+: UnregisterBrokerRequest.getErrorResponse carries the exception's message. */
-    @Override
-    String unregisterBrokerMessage(ApiException e) {
-        return e.getMessage();
     }
 
     /** KIP-1312: QuorumController.unregisterController refuses its own id, then asks
