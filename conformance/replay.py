@@ -128,11 +128,13 @@ def missing_ops(trace: dict[str, Any], capabilities: frozenset[str]) -> list[str
     return sorted(str(op) for op in ops if op in OPS and op not in capabilities)
 
 
-def foreign_software(trace: dict[str, Any], active_software: frozenset[str] | None, *,
-                     asked_nodes: bool = True) -> str | None:
-    """Why a target of one release's code (Target.active_software) cannot run this trace, or None:
-    its active controller runs another release, or (`asked_nodes`) a node of another release is asked
-    its own ApiVersions (its code answers, e.g. a kafka-4.4 broker's v5)."""
+def foreign_software(trace: dict[str, Any], active_software: frozenset[str] | None,
+                     node_software: frozenset[str] | None = None) -> str | None:
+    """Why a target of one release's code cannot run this trace, or None: its active controller runs
+    a release outside `active_software` (Target.active_software), or a node whose software is outside
+    `node_software` (Target.node_software: what the target's own builders answer for) registers or is
+    asked its own ApiVersions: that node's code answers, e.g. a kafka-4.4 broker's v5, or a 3.9+
+    broker leaving min-0 ranges out below v4 where a 3.7 harness's builders keep them."""
     if active_software is None:
         return None
     software: dict[Any, str] = {}
@@ -152,15 +154,20 @@ def foreign_software(trace: dict[str, Any], active_software: frozenset[str] | No
                     software[spec.get("id")] = name
         elif op == "register" and isinstance(cmd.get("software"), str) and cmd.get("ranges") is None:
             software[cmd.get("node")] = cmd["software"]
-        nodes = [active]
-        if asked_nodes and op in ("api_versions", "describe"):
-            nodes.append(cmd.get("node", active))
-        for node in nodes:
-            name = software.get(node)
-            if name is not None and name not in active_software:
-                what = "its active controller" if node == active else f"node {node}"
-                return f"target cannot run {what} on {name} (it runs {', '.join(sorted(active_software))})"
+        name = software.get(active)
+        if name is not None and name not in active_software:
+            return f"target cannot run its active controller on {name} (it runs {_names(active_software)})"
+        if node_software is None or op not in ("api_versions", "describe", "register"):
+            continue
+        node = cmd.get("node", active)
+        name = software.get(node)
+        if name is not None and name not in node_software:
+            return f"target cannot answer as node {node} on {name} (its builders answer as {_names(node_software)})"
     return None
+
+
+def _names(profiles: frozenset[str]) -> str:
+    return ", ".join(sorted(profiles))
 
 
 def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
@@ -177,7 +184,7 @@ def replay_trace(target: Any, trace: dict[str, Any], *, messages: bool = True,
         missing = missing_ops(trace, capabilities)
         if missing:
             return _row(tid, profile, "skipped", diff=SKIPPED_BECAUSE + ", ".join(missing), **base)
-    foreign = foreign_software(trace, getattr(target, "active_software", None))
+    foreign = foreign_software(trace, getattr(target, "active_software", None), getattr(target, "node_software", None))
     if foreign is not None:
         return _row(tid, profile, "skipped", diff=foreign, **base)
     if isinstance(target, BatchApplies) and target.batching:

@@ -133,10 +133,12 @@ def format_levels(p: Profile, cmd: dict[str, Any]) -> tuple[MetadataVersion, dic
     qflags, static_voters = _quorum(cmd)
     rv = cmd.get("release_version")
     if style in ("3.7", "3.8"):
-        if qflags:
-            raise ToolError(f"unrecognized arguments: '--{qflags[0].replace('_', '-')}'", "KIP1022-FMT-14")
+        # argparse4j names the first unknown option of the command line, which puts --release-version,
+        # then --feature, then the quorum flags (the harness's argv, kafka-jvm 3.7.2).
         if flags and style == "3.7":
             raise ToolError("unrecognized arguments: '--feature'", "KIP1022-FMT-14")
+        if qflags:
+            raise ToolError(f"unrecognized arguments: '--{qflags[0].replace('_', '-')}'", "KIP1022-FMT-14")
     if len(qflags) > 1:
         # argparse4j names each option with its short form (StorageTool.scala:330-340@4.1.1: -s, -N, -I).
         a, b = (f"--{x.replace('_', '-')}/{_QUORUM_SHORT[x]}" for x in qflags[:2])

@@ -140,6 +140,11 @@ def test_roll_one_broker_from_392_to_411_keeps_its_data(separate: KafkaCluster) 
     assert before.leader_id == 0
     data = broker.folder / "data"
     meta = (data / "meta.properties").read_text()
+    # The broker creates the partition's folder when it applies the metadata delta, which may come
+    # after its metadata cache already names it leader.
+    deadline = time.monotonic() + 30
+    while not (data / "kept-0").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert (data / "kept-0").is_dir()
     old_pid = broker.proc.pid if broker.proc else None
 

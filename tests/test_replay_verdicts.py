@@ -62,19 +62,22 @@ def test_replay_shrinks_a_divergence_to_a_repro(tmp_path: Path) -> None:
 
 
 def test_a_trace_a_one_release_target_cannot_run_is_skipped_with_its_reason() -> None:
-    """A harness of one release's code (active_software) cannot run another release's node: a trace
-    whose active controller runs one, or that asks such a node its own ApiVersions, is not run."""
+    """A harness of one release's code (active_software) cannot run another release's controller, and
+    answers for a node of another release only where its builders put the same on the wire
+    (node_software): a trace asking or registering any other node is not run."""
     from conformance.replay import foreign_software
 
     runs = frozenset({"kafka-4.1", "kafka-4.1.1"})
     fmt = {"op": "format", "controllers": [{"id": 3000}], "software": "kafka-4.1"}
     reg = {"op": "register", "role": "broker", "node": 2, "software": "kafka-4.4"}
     steps = [{"command": c} for c in (fmt, reg)]
-    assert foreign_software({"steps": steps}, runs) is None  # registered, never asked: translated
+    assert foreign_software({"steps": steps}, runs) is None  # any node emulated from its ranges
+    assert foreign_software({"steps": steps}, runs, runs | {"kafka-4.4"}) is None
     asked = [*steps, {"command": {"op": "api_versions", "node": 2}}]
-    assert foreign_software({"steps": asked}, runs) == (
-        "target cannot run node 2 on kafka-4.4 (it runs kafka-4.1, kafka-4.1.1)")
-    assert foreign_software({"steps": asked}, runs, asked_nodes=False) is None
+    assert foreign_software({"steps": asked}, runs, runs | {"kafka-4.4"}) is None
+    assert foreign_software({"steps": asked}, runs, runs) == (
+        "target cannot answer as node 2 on kafka-4.4 (its builders answer as kafka-4.1, kafka-4.1.1)")
+    assert foreign_software({"steps": steps}, runs, runs) is not None  # its registration is its code too
     active = [{"command": {**fmt, "software": "kafka-4.2"}}]
     assert "its active controller on kafka-4.2" in (foreign_software({"steps": active}, runs) or "")
     assert foreign_software({"steps": asked}, None) is None  # the reference runs every release

@@ -34,6 +34,15 @@ def release_profile(version: str) -> str:
     raise ValueError(f"kafka-jvm:{version}: the suite has no profile for Kafka {version}")
 
 
+# What a node's own code decides on the wire (reference_impl: api_versions, sent_ranges).
+NODE_WIRE_BEHAVIOURS = ("min0_ranges_below_v4", "api_versions_max_version", "broker_registration_max_version",
+                        "controller_reports_kraft_version")
+
+
+def _node_wire(behaviour: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(behaviour.get(k) for k in NODE_WIRE_BEHAVIOURS)
+
+
 class KafkaJvmTarget(SubprocessTarget):
     """The harness JVM of one release; foreign nodes' ranges and malformed commands translated here."""
 
@@ -61,6 +70,10 @@ class KafkaJvmTarget(SubprocessTarget):
         from reference_impl import profile_names
 
         self.active_software = frozenset(n for n in profile_names() if not self._foreign(n))
+        # A node of another release is emulated from its ranges by this release's builders: faithful
+        # only where that release's nodes put the same things on the wire.
+        own = _node_wire(load_profile(self.own_profile).behaviour)
+        self.node_software = frozenset(n for n in profile_names() if _node_wire(load_profile(n).behaviour) == own)
 
     def _foreign(self, software: Any) -> bool:
         from reference_impl import InputError, load_profile

@@ -40,12 +40,14 @@ def needs(trace: dict[str, Any], capabilities: frozenset[str]) -> None:
         pytest.skip(f"target lacks op(s) {', '.join(missing)}")
 
 
-def needs_active_software(trace: dict[str, Any], active_software: frozenset[str] | None) -> None:
-    """Skip a trace that runs the active controller on a release the target cannot run (a harness of
-    one release's code, Target.active_software)."""
+def needs_active_software(trace: dict[str, Any], active_software: frozenset[str] | None,
+                          node_software: frozenset[str] | None) -> None:
+    """Skip a trace that runs the active controller on a release the target cannot run, or asks a node
+    whose software answers differently from the target's builders (a harness of one release's code:
+    Target.active_software, Target.node_software)."""
     from conformance.replay import foreign_software
 
-    why = foreign_software(trace, active_software, asked_nodes=False)
+    why = foreign_software(trace, active_software, node_software)
     if why is not None:
         pytest.skip(why)
 

@@ -59,7 +59,7 @@ def test_example(request: pytest.FixtureRequest, example_id: str, kfc_target: An
             pytest.skip(f"precondition: {failed}")
     else:
         needs(example, kfc_capabilities)
-        needs_active_software(example, kfc_target.active_software)
+        needs_active_software(example, kfc_target.active_software, kfc_target.node_software)
         needs_replayable_state(example, kfc_target.replays_restored_levels)
     session = Session(kfc_target, example["profile"])
     commands = [s["command"] for s in example["steps"][first:]]

@@ -41,7 +41,7 @@ def test_regression(request: pytest.FixtureRequest, trace_id: str, kfc_target: A
     needs(trace, kfc_capabilities)
     whole = {"profile": trace["profile"],
              "steps": [{"command": c} for c in trace.get("initial", [])] + list(trace["steps"])}
-    needs_active_software(whole, kfc_target.active_software)
+    needs_active_software(whole, kfc_target.active_software, kfc_target.node_software)
     needs_replayable_state(whole, kfc_target.replays_restored_levels)
     session = Session(kfc_target, trace["profile"])
     for cmd in trace.get("initial", []):

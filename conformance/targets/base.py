@@ -31,6 +31,9 @@ class Target(abc.ABC):
     capabilities: frozenset[str] | None = None  # None: every op of the contract
     # Profiles whose code the target can run on any node (a harness of one release's code); None: any.
     active_software: frozenset[str] | None = None
+    # Profiles whose nodes the target answers for as their own code does (a node of another release
+    # is emulated from its ranges by the target's builders); None: any.
+    node_software: frozenset[str] | None = None
     # restore_state replays the levels into Kafka's own controller, which refuses a level outside its
     # ranges (FeatureControlManager.replay): traces restoring such a state are skipped for it.
     replays_restored_levels: bool = False
