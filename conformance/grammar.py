@@ -375,6 +375,9 @@ class Grammar:
         if ch.chance(0.08, "explicit ranges"):  # a third-party node: ranges instead of a release
             base = load_profile(self.software(ch)).supported("broker")
             ranges = {k: list(v) for k, v in base.items() if k != KRAFT}
+            if self.active_software is not None:  # the target's builders answer for it: ranges its code holds
+                least = self.profile.behaviour["supported_range_min"]
+                ranges = {k: v for k, v in ranges.items() if v[0] >= least}
             if ch.chance(0.3, "omits metadata.version"):
                 ranges.pop(MV, None)
             cmd["ranges"] = ranges

@@ -137,7 +137,8 @@ def foreign_software(trace: dict[str, Any], active_software: frozenset[str] | No
     broker leaving min-0 ranges out below v4 where a 3.7 harness's builders keep them."""
     if active_software is None:
         return None
-    software: dict[Any, str] = {}
+    # node -> (software, whether its ranges are its software's: explicit ranges run on any code)
+    software: dict[Any, tuple[str, bool]] = {}
     active: Any = None
     for step in trace["steps"]:
         cmd = step["command"]
@@ -150,17 +151,18 @@ def foreign_software(trace: dict[str, Any], active_software: frozenset[str] | No
             software = {}
             for spec in [*specs, *(b for b in cmd.get("brokers") or [] if isinstance(b, dict))]:
                 name = spec.get("software") or default
-                if isinstance(name, str) and spec.get("ranges") is None:
-                    software[spec.get("id")] = name
-        elif op == "register" and isinstance(cmd.get("software"), str) and cmd.get("ranges") is None:
-            software[cmd.get("node")] = cmd["software"]
-        name = software.get(active)
-        if name is not None and name not in active_software:
+                if isinstance(name, str):
+                    software[spec.get("id")] = (name, spec.get("ranges") is None)
+        elif op == "register" and isinstance(cmd.get("software"), str):
+            software[cmd.get("node")] = (cmd["software"], cmd.get("ranges") is None)
+        name, own_ranges = software.get(active, (None, False))
+        if name is not None and own_ranges and name not in active_software:
             return f"target cannot run its active controller on {name} (it runs {_names(active_software)})"
         if node_software is None or op not in ("api_versions", "describe", "register"):
             continue
         node = cmd.get("node", active)
-        name = software.get(node)
+        # What a node puts on the wire is its software's, explicit ranges or not (KAFKA-17492).
+        name = software.get(node, (None, False))[0]
         if name is not None and name not in node_software:
             return f"target cannot answer as node {node} on {name} (its builders answer as {_names(node_software)})"
     return None

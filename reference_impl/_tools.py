@@ -139,6 +139,11 @@ def format_levels(p: Profile, cmd: dict[str, Any]) -> tuple[MetadataVersion, dic
             raise ToolError("unrecognized arguments: '--feature'", "KIP1022-FMT-14")
         if qflags:
             raise ToolError(f"unrecognized arguments: '--{qflags[0].replace('_', '-')}'", "KIP1022-FMT-14")
+        if not static_voters:
+            # StorageTool.main builds the KafkaConfig right after parsing, before any format check
+            # (3.7.2/3.8.1; 3.9 first accepts controller.quorum.bootstrap.servers for this).
+            raise ToolError("If using process.roles, controller.quorum.voters must contain a parseable set of voters.",
+                            "KIP1022-FMT-15")
     if len(qflags) > 1:
         # argparse4j names each option with its short form (StorageTool.scala:330-340@4.1.1: -s, -N, -I).
         a, b = (f"--{x.replace('_', '-')}/{_QUORUM_SHORT[x]}" for x in qflags[:2])

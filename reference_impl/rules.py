@@ -83,6 +83,7 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP1022-FMT-12", "format", "a feature level that is not a number is rejected"),
     ("KIP1022-FMT-13", "format", "--standalone, --initial-controllers and --no-initial-controllers are mutually exclusive"),
     ("KIP1022-FMT-14", "format", "a release without --feature support rejects the flag"),
+    ("KIP1022-FMT-15", "format", "before 3.9 a controller's configuration must name controller.quorum.voters"),
     ("KIP1022-MAP-01", "tools", "version-mapping prints the metadata.version and each production feature's default level"),
     ("KIP1022-MAP-02", "tools", "version-mapping rejects an unknown release version"),
     ("KIP1022-DEP-01", "tools", "feature-dependencies prints each level's dependencies"),

@@ -16,13 +16,13 @@ from reference_impl import Cluster, load_profile
 RUNNABLE = frozenset({"kafka-4.1", "kafka-4.1.1"})  # what kafka-jvm:4.1.1 computes
 
 
-def _draws(active: frozenset[str] | None, seed: int, n: int = 400) -> list[dict[str, Any]]:
-    g = Grammar("kafka-4.1")
+def _draws(active: frozenset[str] | None, seed: int, profile: str = "kafka-4.1", n: int = 400) -> list[dict[str, Any]]:
+    g = Grammar(profile)
     g.active_software = active
-    ch, cluster = RandomChooser(random.Random(seed)), Cluster("kafka-4.1")
-    cluster.apply({"op": "format", "release_version": "4.1-IV1"})
+    ch, cluster = RandomChooser(random.Random(seed)), Cluster(profile)
+    cluster.apply({"op": "format"})
     for node in (0, 1):
-        cluster.apply({"op": "register", "node": node, "software": "kafka-4.1"})
+        cluster.apply({"op": "register", "node": node, "software": profile})
     out: list[dict[str, Any]] = []
     for _ in range(n):
         out += [g.register_broker(ch, cluster), g.roll_broker(ch, cluster), g.register_controller(ch, cluster),
@@ -55,3 +55,13 @@ def test_a_node_software_is_kept_or_replaced_by_the_clusters_own() -> None:
     assert g.active_software is None and g._runnable("kafka-4.4") == "kafka-4.4"
     g.active_software = RUNNABLE
     assert g._runnable("kafka-4.4") == "kafka-4.1" and g._runnable("kafka-4.1.1") == "kafka-4.1.1"
+
+
+def test_explicit_ranges_on_a_one_release_target_hold_what_its_code_can() -> None:
+    """3.7's code holds no supported range with min 0 (BaseVersionRange, kafka-clients 3.7.2): a harness
+    of 3.7 cannot answer ApiVersions for a third-party broker advertising one, so none is drawn there."""
+    runs = frozenset({"kafka-3.7"})
+    ranges = [c["ranges"] for c in _draws(runs, 12, "kafka-3.7") if "ranges" in c]
+    assert ranges and all(v[0] >= 1 for r in ranges for v in r.values())
+    free = [c["ranges"] for c in _draws(None, 12, "kafka-3.7") if "ranges" in c]
+    assert any(v[0] == 0 for r in free for v in r.values())  # the reference still meets them

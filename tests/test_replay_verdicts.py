@@ -78,6 +78,10 @@ def test_a_trace_a_one_release_target_cannot_run_is_skipped_with_its_reason() ->
     assert foreign_software({"steps": asked}, runs, runs) == (
         "target cannot answer as node 2 on kafka-4.4 (its builders answer as kafka-4.1, kafka-4.1.1)")
     assert foreign_software({"steps": steps}, runs, runs) is not None  # its registration is its code too
+    explicit = [{"command": fmt}, {"command": {**reg, "ranges": {"metadata.version": [0, 27]}}}]
+    assert foreign_software({"steps": explicit}, runs, runs) is not None  # its software encodes its ranges
+    assert foreign_software({"steps": [{"command": {**fmt, "software": "kafka-4.4",
+                                                    "controllers": [{"id": 3000, "ranges": {}}]}}]}, runs) is None
     active = [{"command": {**fmt, "software": "kafka-4.2"}}]
     assert "its active controller on kafka-4.2" in (foreign_software({"steps": active}, runs) or "")
     assert foreign_software({"steps": asked}, None) is None  # the reference runs every release
