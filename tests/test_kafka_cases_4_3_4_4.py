@@ -531,6 +531,24 @@ def _fc_deps_errors(tag: str, profile: str) -> None:
         tool_error(_features_tool_cmd(profile, "feature_dependencies", features=[flag]), message, "KIP1022-DEP-02")
 
 
+def _fc_downgrade_type(tag: str, profile: str) -> None:
+    """downgradeType(unsafe=false / true / absent): SAFE, UNSAFE, SAFE, as the request the tool sends."""
+    for kw, expected in (({"unsafe": False}, "SAFE_DOWNGRADE"), ({"unsafe": True}, "UNSAFE_DOWNGRADE"),
+                         ({}, "SAFE_DOWNGRADE")):
+        out = features_tool(kraft_cluster(profile, "3.8-IV0"), "downgrade", features=["group.version=0"], **kw)
+        assert [u["upgrade_type"] for u in out["request"]["updates"]] == [expected], out
+
+
+def _fc_parse_name_and_level(tag: str, profile: str) -> None:
+    """parseNameAndLevel: foo.bar=5, quux=0 parse; 'baaz' and 'w=tf' do not."""
+    c = kraft_cluster(profile, "3.8-IV0")
+    out = features_tool(c, "downgrade", features=["foo.bar=5", "quux=0"])
+    assert [(u["feature"], u["level"]) for u in out["request"]["updates"]] == [("foo.bar", 5), ("quux", 0)], out
+    for flag, why in (("baaz", "equals sign not found."), ("w=tf", "unable to parse tf as a short.")):
+        refused(features_tool(c, "upgrade", features=[flag]), "TOOL_ERROR", "KIP1022-TOOL-03",
+                f"Can't parse feature=level string {flag}: {why}")
+
+
 FC_CASES = [
     *cases("testDescribeWithKRaft", lines(50, 50), _fc_describe, marks=(pytest.mark.rule("KIP1022-OBS-01", "pass"),)),
     *cases("testDescribeWithKRaftAndBootstrapControllers", lines(89, 89), _fc_describe_ctrl,
@@ -548,6 +566,9 @@ FC_CASES = [
            marks=(pytest.mark.rule("KIP584-UPD-05", "fail"), pytest.mark.rule("KIP1022-TOOL-04", "pass"))),
     *cases("testDowngradeWithReleaseVersion", lines(387, 384), _fc_downgrade_release_version,
            marks=(pytest.mark.rule("KIP584-UPD-06", "fail"), pytest.mark.rule("KIP1022-TOOL-04", "pass"))),
+    *cases("testDowngradeType", lines(431, 428), _fc_downgrade_type, marks=(pytest.mark.rule("KIP584-UPD-05", "pass"),)),
+    *cases("testParseNameAndLevel", lines(440, 437), _fc_parse_name_and_level,
+           marks=(pytest.mark.rule("KIP1022-TOOL-03", "fail"),)),
     *cases("testHandleDescribe", lines(469, 466), _fc_handle_describe, marks=(pytest.mark.rule("KIP584-API-02", "pass"),)),
     *cases("testHandleUpgradeToUnsupportedMetadataVersion", lines(497, 494), _fc_upgrade_unsupported_mv,
            marks=(pytest.mark.rule("KIP1022-TOOL-03", "fail"),)),
@@ -805,6 +826,20 @@ def _mv_version(tag: str, profile: str) -> None:
         assert stdout(out) == f"{MV}={LEVEL[name]} ({name}) has no dependencies.", out
 
 
+def _mv_metadata_changed(tag: str, profile: str) -> None:
+    """checkIfMetadataChanged (either argument order): a SAFE_DOWNGRADE high -> low is refused exactly when it is."""
+    for high, low, changed in (("3.4-IV0", "3.3-IV3", True), ("3.5-IV0", "3.4-IV0", False),
+                               ("3.5-IV1", "3.5-IV0", False), ("3.6-IV0", "3.5-IV1", True), ("3.6-IV1", "3.6-IV0", True)):
+        c = Cluster(profile)
+        ok(c.apply({"op": "restore_state", "metadata_version": LEVEL[high]}))
+        out = c.apply({"op": "update_features", "updates": [
+            {"feature": MV, "level": LEVEL[low], "upgrade_type": "SAFE_DOWNGRADE"}]})
+        if changed:
+            refused(out, "INVALID_UPDATE_VERSION", "KIP778-MV-04", "might delete metadata information")
+        else:
+            ok(out)
+
+
 def _mv_is_supported(tag: str, profile: str) -> None:
     """testIsDelegationTokenSupported / testDirectoryAssignmentSupported / testIsElrSupported (@EnumSource):
     each payload from its first version on (rows +7 / +13 after this one)."""
@@ -850,6 +885,8 @@ MVT_CASES = [
     *cases("testMetadataVersionsToString", lines(133, 88), _mv_versions_to_string,
            marks=(pytest.mark.rule("KIP1022-TOOL-03", "fail"),)),
     *cases("testVersion", lines(167, 101), _mv_version, marks=(pytest.mark.rule("KIP1022-DEP-01", "pass"),)),
+    *cases("testMetadataChanged", lines(204, 128), _mv_metadata_changed,
+           marks=(pytest.mark.rule("KIP778-MV-03", "pass"), pytest.mark.rule("KIP778-MV-04", "fail"))),
     *cases("testIsDelegationTokenSupported", lines(220, 144), _mv_is_supported,
            marks=(pytest.mark.rule("KIP778-PAY-01", "pass"), pytest.mark.rule("KIP778-PAY-01", "fail"))),
     *cases("assertLatestProductionIsLessThanLatest", lines(284, 208), _mv_production_below_latest,
