@@ -372,12 +372,24 @@ def test_scala_group_loader_rejects_unknown_value_version(name, loader):
         "Unknown group metadata message version: -32768"
 
 
+TXN_SKIPS_UNKNOWN_VALUE = ("kafka-4.3", "kafka-4.4", "kip-1155")
+
+
 @pytest.mark.rule("KIP915-LOAD-03", "fail")
-@pytest.mark.parametrize("name", PROFILES)
+@pytest.mark.parametrize("name", [p for p in PROFILES if p not in TXN_SKIPS_UNKNOWN_VALUE])
 def test_transaction_loader_rejects_unknown_value_version(name):
     tx = [(i16(0) + encode("TransactionLogKey", 0, {"transactionalId": "a"}), i16(2) + b"\x00" * 40)]
     out = load_coordinator(name, cmd("transaction", tx))
     assert (out["rule"], out["message"]) == ("KIP915-LOAD-03", "Unknown version 2 from the transaction log message value")
+
+
+@pytest.mark.parametrize("name", TXN_SKIPS_UNKNOWN_VALUE)
+def test_transaction_loader_ignores_unknown_value_version_from_4_3(name):
+    # TransactionLog.read -> UnknownValueVersion, logged and ignored (TransactionStateManager.scala:507@4.3.0)
+    key = i16(0) + encode("TransactionLogKey", 0, {"transactionalId": "a"})
+    tx = [(key, i16(0) + encode("TransactionLogValue", 0, {**TX_V0, "producerId": 3})), (key, i16(2) + b"\x00" * 40)]
+    out = load_coordinator(name, cmd("transaction", tx))
+    assert out["error"] == "NONE" and out["state"]["transactions"]["a"]["producerId"] == 3, out
 
 
 @pytest.mark.rule("KIP915-LOAD-04", "fail")
@@ -524,7 +536,12 @@ def test_every_rule_listed_once_and_profiles_complete():
     assert all(r.startswith(("KIP915-LOAD-", "KIP915-CODEC-")) for r in RULES)
     assert PROFILES == ["kafka-3.7", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2", "kafka-4.3", "kafka-4.4",
                         "kip-1155"]
-    assert profile("kafka-4.3") == {**profile("kafka-4.2"), "release": "4.3", "evidence": profile("kafka-4.3")["evidence"]}
+    # 4.3 = 4.2 but for the transaction loader's unknown value versions (TransactionLog.read, 4.3.0)
+    p42, p43 = profile("kafka-4.2"), profile("kafka-4.3")
+    assert p43 == {**p42, "release": "4.3", "evidence": p43["evidence"], "transaction": p43["transaction"]}
+    changed = {k for k in {*p42["transaction"], *p43["transaction"]}
+               if p42["transaction"].get(k) != p43["transaction"].get(k)}
+    assert changed == {"implementation", "unknown_value_version", "unknown_value_version_messages", "unknown_value_log"}
     assert profile("kafka-4.4") == {**profile("kafka-4.3"), "release": "4.4", "evidence": profile("kafka-4.4")["evidence"]}
     assert known_tags("kafka-3.9")["TransactionLogValue"] == frozenset()
 

@@ -57,6 +57,9 @@ CLUSTER_ID = "fPZv1VBsRFmnlRvmGcOW9w"  # ClusterControlManagerTest's cluster id
 
 T37, T38, T39 = "3.7.0", "3.8.0", "3.9.0-rc3"
 T40, T410, T411, T42 = "4.0.0", "4.1.0", "4.1.1", "4.2.0-rc1"
+# 4.3.0 / 4.3.1 / 4.4.0 run in tests/test_kafka_cases_4_3_4_4.py (one parametrised test per group); their
+# release data sits in the tables below so the bodies here serve both files.
+T430, T431, T440 = "4.3.0", "4.3.1", "4.4.0"
 THREE_X = (T37, T38, T39)
 FOUR_X = (T40, T410, T411, T42)
 ALL_TAGS = THREE_X + FOUR_X
@@ -119,21 +122,23 @@ LINES: dict[str, dict[str, dict[str, int]]] = {
 }
 
 # MetadataVersion per tag (server-common/.../MetadataVersion.java@tag).
-LATEST_PRODUCTION = {T37: 19, T38: 20, T39: 21, T40: 25, T410: 27, T411: 27, T42: 29}
-LATEST_TESTING = {T37: 20, T38: 21, T39: 23, T40: 26, T410: 29, T411: 29, T42: 30}
-MINIMUM = {T37: 1, T38: 1, T39: 1, T40: 7, T410: 7, T411: 7, T42: 7}  # MINIMUM_KRAFT_VERSION (3.x), MINIMUM_VERSION (4.x)
+LATEST_PRODUCTION = {T37: 19, T38: 20, T39: 21, T40: 25, T410: 27, T411: 27, T42: 29, T430: 30, T431: 30, T440: 33}
+LATEST_TESTING = {T37: 20, T38: 21, T39: 23, T40: 26, T410: 29, T411: 29, T42: 30, T430: 31, T431: 31, T440: 34}
+MINIMUM = {T37: 1, T38: 1, T39: 1, T40: 7, T410: 7, T411: 7, T42: 7, T430: 7, T431: 7, T440: 7}  # MINIMUM_KRAFT_VERSION (3.x), MINIMUM_VERSION (4.x)
 
 # The other production features' maximum in QuorumFeatures.defaultFeatureMap(false / true), as
 # QuorumFeaturesTest computes it from Features/Feature@tag (a feature whose maximum is 0 is left out
 # from 3.9 on; 3.8's PRODUCTION_FEATURES is empty, 3.7 has no Features class).
 _F40 = {KRAFT: [0, 1], TV: [0, 2], GV: [0, 1], ELR: [0, 1]}
+_F42 = {**_F40, SHARE: [0, 1], STREAMS: [0, 1]}
+_F44 = {**_F40, SHARE: [0, 2], STREAMS: [0, 1]}  # share.version 2 (ShareVersion.SV_2, bootstrap 4.4-IV0)
 PRODUCTION_FEATURES: dict[str, dict[str, list[int]]] = {
     T37: {}, T38: {}, T39: {KRAFT: [0, 1]}, T40: _F40, T410: {**_F40, SHARE: [0, 1]},
-    T411: {**_F40, SHARE: [0, 1]}, T42: {**_F40, SHARE: [0, 1], STREAMS: [0, 1]},
+    T411: {**_F40, SHARE: [0, 1]}, T42: _F42, T430: _F42, T431: _F42, T440: _F44,
 }
 UNSTABLE_FEATURES: dict[str, dict[str, list[int]]] = {
-    T37: {}, T38: {}, T39: {KRAFT: [0, 1], TV: [0, 2]}, T40: _F40, T410: {**_F40, SHARE: [0, 1], STREAMS: [0, 1]},
-    T411: {**_F40, SHARE: [0, 1], STREAMS: [0, 1]}, T42: {**_F40, SHARE: [0, 1], STREAMS: [0, 1]},
+    T37: {}, T38: {}, T39: {KRAFT: [0, 1], TV: [0, 2]}, T40: _F40, T410: _F42,
+    T411: _F42, T42: _F42, T430: _F42, T431: _F42, T440: _F44,
 }
 
 
@@ -471,7 +476,7 @@ MV_UNSAFE_DISABLED = "Unsafe metadata downgrade is not supported in this version
 
 
 def mv_downgrade_message(tag: str, target: int, current: int, text: str) -> str:
-    if tag == T42:  # "Unsupported metadata.version downgrade from 8 to 7. ..." (FeatureControlManagerTest.java:342@4.2.0-rc1)
+    if tag in (T42, T430, T431, T440):  # "Unsupported metadata.version downgrade from 8 to 7. ..." (:342@4.2.0-rc1..4.4)
         return f"Unsupported metadata.version downgrade from {current} to {target}. {text}"
     return f"Invalid metadata.version {target}. {text}"
 

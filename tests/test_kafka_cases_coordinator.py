@@ -23,6 +23,7 @@ listed there as not expressible.  A Kafka assertion that fails against the refer
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pytest
 from conftest import ok, refused
@@ -38,11 +39,13 @@ GMM = "core/src/test/scala/unit/kafka/coordinator/group/GroupMetadataManagerTest
 TLT = "core/src/test/scala/unit/kafka/coordinator/transaction/TransactionLogTest.scala"
 TSM = "core/src/test/scala/unit/kafka/coordinator/transaction/TransactionStateManagerTest.scala"
 
+# 4.3.0 / 4.3.1 / 4.4.0 are driven from tests/test_kafka_cases_4_3_4_4.py through BODIES (below).
 PROFILE = {"3.7.0": "kafka-3.7", "3.8.0": "kafka-3.8", "3.9.0-rc3": "kafka-3.9", "4.0.0": "kafka-4.0",
-           "4.1.1": "kafka-4.1", "4.2.0-rc1": "kafka-4.2"}
+           "4.1.1": "kafka-4.1", "4.2.0-rc1": "kafka-4.2", "4.3.0": "kafka-4.3", "4.3.1": "kafka-4.3",
+           "4.4.0": "kafka-4.4"}
 # the Java group serde: opt-in in 3.x, the default loader from 4.0
 JAVA_LOADER = {"3.7.0": "java-coordinator", "3.8.0": "java-coordinator", "3.9.0-rc3": "java-coordinator",
-               "4.0.0": None, "4.1.1": None, "4.2.0-rc1": None}
+               "4.0.0": None, "4.1.1": None, "4.2.0-rc1": None, "4.3.0": None, "4.3.1": None, "4.4.0": None}
 
 
 def i16(v: int) -> bytes:
@@ -484,6 +487,10 @@ def _where(fn_name: str, tag: str) -> tuple[str, str, str]:
     raise AssertionError(fn_name)
 
 
+# the tag-parametrized bodies by name, kept for the later tags' file (tests/test_kafka_cases_4_3_4_4.py)
+BODIES: dict[str, Any] = {}
+
+
 def _emit() -> None:
     """Replace each tag-parametrized body by one plain test per tag: test_<Class>_<method>__<tag>, its docstring
     starting with path:line@tag, carrying the body's rule (and xfail) marks."""
@@ -493,6 +500,7 @@ def _emit() -> None:
         params = [m for m in fn.pytestmark if m.name == "parametrize"]
         if not params:
             continue
+        BODIES[fn_name] = fn
         del globals()[fn_name]
         for p in params[0].args[1]:
             tag = p.values[0] if hasattr(p, "values") else p

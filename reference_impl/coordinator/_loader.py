@@ -168,6 +168,11 @@ def load(profile_name: str, coordinator: str, records: Iterable[tuple[bytes | No
                 if check == "unknown-record-version":
                     msg = spec["unknown_value_version_messages"]["*"].format(version=version, type=ktype)
                     raise _Fatal(msg, "KIP915-LOAD-04")
+                if check == "skip":
+                    # 4.3+: TransactionLog.read gives UnknownValueVersion, which TransactionStateManager logs and
+                    # ignores -- no tombstone (TransactionStateManager.scala:507@4.3.0, TransactionLogTest.java:321)
+                    res.log.append(spec["unknown_value_log"].format(version=version, tp=tp))
+                    continue
                 # "none": the pre-4.0 Java serde reads on with whatever layout the version selects
             v = _read(java, "value", vschema, version, value, known, res)
             if coordinator == GROUP:

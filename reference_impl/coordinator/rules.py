@@ -13,7 +13,8 @@ RULES: dict[str, str] = {
     "KIP915-LOAD-02": "unknown tagged fields of a flexible value are skipped by their declared size and counted; "
                       "a size past the end of the buffer fails the load",
     "KIP915-LOAD-03": "the Scala readers accept only the value versions they know "
-                      "(OffsetCommitValue/GroupMetadataValue 0-4, TransactionLogValue 0-1): IllegalStateException",
+                      "(OffsetCommitValue/GroupMetadataValue 0-4, TransactionLogValue 0-1): IllegalStateException; "
+                      "from 4.3 the transaction loader logs and ignores a TransactionLogValue of an unknown version",
     "KIP915-LOAD-04": "the new group coordinator checks value versions only from 4.0 (KAFKA-18672: \"Found an unknown "
                       "record version V for T type\"); before 4.0 it reads them in the layout the generated code picks",
     "KIP915-LOAD-05": "a transaction status must be a known TransactionState id (0-7)",
