@@ -19,6 +19,11 @@ The live tier names such a node instead of finding it at odds with the cluster."
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from conformance.live import checks as c
@@ -224,3 +229,48 @@ def test_levels_arriving_on_a_node_that_was_catching_up_are_not_a_change(monkeyp
     monkeypatch.setattr(observe, "read_features",
                         lambda target, addr, keys: {4: FeatureView(4, {}, {MV: (33, 33)}, 41)})
     assert c.epoch_never_goes_back(None, known) != []  # a caught-up node's levels changing still is
+
+
+# -- over the wire: serve-broker holding a controller that has not caught up, observed by kfc check ----
+
+def test_live_observe_run_names_a_controller_not_caught_up_and_conforms(tmp_path: Path) -> None:
+    from conformance.targets import make_target
+    from conformance.wire.observe import send_request
+    from conformance.wire.process import ServeBroker
+
+    with ServeBroker("--profile", "kafka-4.4") as sb:
+        t = make_target(sb.spec("control=1"))
+        try:
+            reply = t.control({"op": "restore_state", "command": {  # type: ignore[attr-defined]
+                "metadata_version": 33, "finalized": {"group.version": 1}, "kraft_version": 1,
+                "controllers": [{"id": 3000}, {"id": 3001, "caught_up": False}],
+                "brokers": [{"id": 1}, {"id": 2}], "end_offset": 57, "features_offset": 12}})
+            assert reply["outcome"]["error"] == "NONE", reply
+            late = ("127.0.0.1", int(reply["controllers"]["3001"]))
+            # DescribeCluster to it: ControllerApis.handleDescribeCluster's 4.4 refusal (KIP919-DESC-01).
+            dc = send_request(t, late, codec.DESCRIBE_CLUSTER, 1, endpoint_type=2,  # type: ignore[arg-type]
+                              include_cluster_authorized_operations=False)
+            assert (codec.error_name(dc.error_code), dc.error_message) == (
+                "UNSUPPORTED_VERSION",
+                "There is no finalized MetadataVersion, so direct-to-controller communication is not supported.")
+        finally:
+            t.close()
+        spec = f"kafka://{reply['bootstrap']}?controller={reply['controller']}&tiers=observe"
+        run = subprocess.run([sys.executable, "-m", "kfc", "check", "--no-spark", "--target", spec, "--report",
+                              str(tmp_path / "r")], capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0 and "CONFORMS" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "controller 3001" in run.stdout and "metadata.version not yet known" in run.stdout
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    status = {t["nodeid"].split("[", 1)[1].rstrip("]"): t for t in summary["tests"]
+              if t["nodeid"].startswith("test_live.py::")}
+    assert status["KIP584-API-05-not-yet-known-controller3001"]["status"] == "passed"
+    assert status["KIP584-OBS-04-agree-controller3001"]["status"] == "skipped"
+    assert status["KIP584-OBS-04-agree-controller3000"]["status"] == "passed"
+    # Its ApiVersions in lockstep with the reference started from the observed state (caught_up false).
+    assert all(status[f"controller3001-v{v}"]["status"] == "passed" for v in range(6))
+    assert not [t for t in summary["tests"] if t["status"] in ("failed", "error")]
+    cluster = json.loads((tmp_path / "r" / "cluster.json").read_text())
+    late_node = next(n for n in cluster["nodes"] if n["id"] == 3001)
+    assert late_node["catching_up"] and late_node["api_versions"]["5"]["finalized"] == {}
+    assert late_node["api_versions"]["5"]["epoch"] == -1
+    assert next(c for c in cluster["state"]["controllers"] if c["id"] == 3001)["caught_up"] is False
