@@ -356,8 +356,12 @@ class BrokerServer:
         item = codec.entity_type(schema, "brokers")
         endpoint = int(getattr(req.body, "endpoint_type", 1))
         c = self.cluster
-        refusal = c.direct_to_controller_refusal(node) if self._is_controller(node) else None
-        if refusal is not None:  # ControllerApis.handleDescribeCluster checks metadata.version first (KIP919-DESC-01)
+        # ControllerApis.handleDescribeCluster checks metadata.version first (KIP919-DESC-01).  Only a controller
+        # that has not caught up refuses here: below 3.7-IV0 serve-broker still answers, as the suite's own
+        # discovery of a control=1 cluster formatted that low asks it (docs/wire.md).
+        late = self._is_controller(node) and not c.controllers[node].caught_up
+        refusal = c.direct_to_controller_refusal(node) if late else None
+        if refusal is not None:
             code = codec.ErrorCode(codec.error_code("UNSUPPORTED_VERSION"))
             return Reply(_build(schema, error_code=code, error_message=refusal[0], endpoint_type=endpoint,
                                 cluster_id=c.cluster_id, controller_id=-1, brokers=()), "UNSUPPORTED_VERSION")
