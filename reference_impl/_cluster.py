@@ -37,6 +37,9 @@ class Node:
     software: str | None = None
     unstable: bool = False
     explicit_ranges: Ranges | None = None
+    # False: a controller whose metadata high watermark is not yet known (restore_state only): its
+    # FeaturesPublisher has published nothing, so its ApiVersions knows no metadata.version (KIP584-API-05).
+    caught_up: bool = True
 
     @property
     def profile(self) -> Profile:

@@ -78,6 +78,9 @@ class Cluster:
             features = features or r["type"] == "FeatureLevelRecord"
         if features:
             self.features_offset = self.epoch
+        # A committed batch means the active controller knows its high watermark: its MetadataLoader
+        # publishes the whole image, features included (KIP584-API-05).
+        self.controllers[self.active_id].caught_up = True
         return out
 
     def node_epoch(self, node: Node) -> int:
@@ -211,6 +214,12 @@ class Cluster:
             raise InputError(f"restore_state: broker ids repeat or name a controller: {[b.id for b in brokers]}")
         if "epoch" in cmd and "end_offset" in cmd:
             raise InputError("restore_state: give epoch (pad with NoOpRecords) or end_offset, not both")
+        late = [s["id"] for s in cmd.get("brokers") or [] if s.get("caught_up") is False]
+        if late:
+            # BrokerServer enables request processing only after its initial catch-up
+            # (BrokerServer.scala:602,638@4.4): a broker that has not caught up answers nothing.
+            raise InputError(f"restore_state: broker(s) {late} cannot be restored as not caught up: a broker "
+                             "serves no request before it has caught up with the metadata log")
         kraft = int(cmd.get("kraft_version", 0))
         self.controllers, self.voters, self.active_id = by_id, voters, active
         self.nodes = {b.id: b for b in brokers}
@@ -243,6 +252,8 @@ class Cluster:
             pad = int(cmd.get("epoch", 0)) - len(recs) + 1
             recs += [{"type": "NoOpRecord"}] * max(0, pad)  # reach the captured epoch
         out = {"op": "restore_state", "records": self.append(recs)}
+        for spec, n in zip(specs, controllers, strict=True):  # after the append: it is the state, not a new commit
+            n.caught_up = spec.get("caught_up", True)
         for spec in cmd.get("brokers") or []:  # a restored broker runs unfenced unless its spec says fenced
             self.image.brokers[int(spec["id"])]["fenced"] = bool(spec.get("fenced", False))
         if cmd.get("features_offset") is not None:
@@ -366,7 +377,41 @@ class Cluster:
             if self.image.finalized.get(KRAFT):
                 out["finalized"] = dict(sorted({**out["finalized"], KRAFT: self.image.finalized[KRAFT]}.items()))
         out["epoch"] = self.node_epoch(node)
+        if not node.caught_up:
+            out["finalized"], out["epoch"] = self.features_before_catch_up(node), -1
         return self.ok(out)
+
+    def features_before_catch_up(self, node: Node) -> dict[str, int]:
+        """A controller's finalized features while its metadata high watermark is unknown (FeaturesPublisher
+        has published nothing; its epoch is -1).  4.4+ (KAFKA-19964): FinalizedFeatures.unknown(), none
+        (FeaturesPublisher.java:33@4.4; ControllerServer.scala:162-173@4.4 adds no kraft.version to it).
+        Before: FinalizedFeatures.fromKRaftVersion(MINIMUM_VERSION) -- 3.3-IV3 (7) in 4.x, MINIMUM_KRAFT_VERSION
+        3.0-IV1 (1) in 3.x (FeaturesPublisher.java:36@4.3) -- plus the raft layer's kraft.version where the
+        controller reports it (ControllerServer.scala:161-165@4.3, KAFKA-18920)."""
+        p = node.profile
+        if p.behaviour["features_before_catch_up"] == "unknown":
+            return {}
+        fin = {MV: p.mv_minimum}
+        if p.behaviour.get("controller_reports_kraft_version", True) and self.image.kraft_version:
+            fin[KRAFT] = self.image.kraft_version  # setFinalizedLevel: level 0 leaves it out
+        return dict(sorted(fin.items()))
+
+    def direct_to_controller_refusal(self, node_id: int) -> tuple[str, str] | None:
+        """Why controller `node_id` refuses DescribeCluster (ControllerApis.handleDescribeCluster, the one
+        controller RPC that checks metadata.version outside the QuorumController): UNSUPPORTED_VERSION with
+        (message, rule), or None.  It reads the features its ApiVersions carries (KIP919-DESC-01)."""
+        from ._cluster import CONTROLLER_REGISTRATION_MV
+
+        node = self.controllers[node_id]
+        mv = (self.features_before_catch_up(node) if not node.caught_up else self.finalized_view()).get(MV)
+        if mv is None and not node.caught_up:
+            # FinalizedFeatures.isUnknown (ControllerApis.scala:1089-1091@4.4, KAFKA-19964)
+            text = "There is no finalized MetadataVersion, so direct-to-controller communication is not supported."
+            return text, "KIP919-DESC-01"
+        if mv is not None and mv < CONTROLLER_REGISTRATION_MV:
+            return ("Direct-to-controller communication is not supported with the current MetadataVersion.",
+                    "KIP919-DESC-01")
+        return None
 
     def _op_describe(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Admin.describeFeatures / kafka-features describe, through ApiVersions to one node."""
@@ -452,8 +497,10 @@ def describe_lines(p: Profile, supported: dict[str, Any], finalized: dict[str, i
             lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
         else:
             lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
+        # A negative epoch is no epoch: KafkaAdminClient.createFeatureMetadata gives Optional.empty(),
+        # which FeatureCommand prints as "-" (KafkaAdminClient.java:4673-4677@4.4, FeatureCommand.java:256@4.4).
         lines.append(f"Feature: {name}\tSupportedMinVersion: {lo_s}\tSupportedMaxVersion: {hi_s}\t"
-                     f"FinalizedVersionLevel: {fin_s}\tEpoch: {epoch}")
+                     f"FinalizedVersionLevel: {fin_s}\tEpoch: {epoch if epoch >= 0 else '-'}")
     return lines
 
 

@@ -37,6 +37,7 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP584-API-02", "api-versions", "finalized features never list a level 0"),
     ("KIP584-API-03", "api-versions", "an ApiVersions version above the node's maximum fails with UNSUPPORTED_VERSION"),
     ("KIP584-API-04", "api-versions", "a node that is not part of the cluster cannot be asked"),
+    ("KIP584-API-05", "api-versions", "a controller whose metadata high watermark is not yet known answers ApiVersions with epoch -1 and, from 4.4 (KAFKA-19964), no finalized features; before 4.4 it claims the minimum metadata.version (3.3-IV3 in 4.x, 3.0-IV1 in 3.x)"),
     ("KIP584-REG-01", "registration", "a broker registers only if every finalized level lies in its supported range"),
     ("KIP584-REG-02", "registration", "a finalized feature the broker does not mention is checked against 0-0"),
     ("KIP584-REG-03", "registration", "a registration with another cluster id fails with INCONSISTENT_CLUSTER_ID"),
@@ -68,6 +69,7 @@ _RULES: list[tuple[str, str, str]] = [
     ("KIP919-CREG-01", "registration", "controller registration needs metadata.version 3.7-IV0 or later"),
     ("KIP919-UPD-01", "update", "from 3.7-IV0 every registered controller must support the new level"),
     ("KIP919-UPD-02", "update", "from 3.7-IV0 every static voter must have registered"),
+    ("KIP919-DESC-01", "registration", "DescribeCluster sent to a controller fails with UNSUPPORTED_VERSION below metadata.version 3.7-IV0 and, from 4.4 (KAFKA-19964), while the controller knows no metadata.version"),
     # --- KIP-1022: format, tools, new features, ApiVersions/BrokerRegistration v4 --------------
     ("KIP1022-FMT-01", "format", "--release-version and --feature metadata.version cannot be combined"),
     ("KIP1022-FMT-02", "format", "an unknown or malformed release version is rejected"),

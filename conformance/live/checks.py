@@ -24,6 +24,7 @@ class Check:
     run: Callable[[], list[str]]
     needs_features: bool = True  # skipped (with the reason) on a node that reports no features
     inferred_only: bool = False  # exists only when the release is inferred: its repro names no --profile
+    skip: str | None = None  # why it cannot run on this cluster (e.g. no metadata.version known yet)
 
 
 def _release(node: NodeView, profile: str) -> Any:
@@ -86,7 +87,7 @@ def epoch_never_goes_back(target: Any, node: NodeView) -> list[str]:
         return [f"ApiVersions v{before.version} no longer answers with features"]
     if now.epoch < before.epoch:
         return [f"the finalized epoch went back from {before.epoch} to {now.epoch} with no write in between"]
-    if now.levels != before.levels:
+    if now.levels != before.levels and not node.catching_up:  # catching up: the levels arrive
         return [f"finalized levels changed from {before.levels} to {now.levels} with no write of the suite"]
     return []
 
@@ -97,6 +98,25 @@ def nodes_agree(obs: Observation, node: NodeView) -> list[str]:
     assert src is not None and view is not None
     if view.levels != obs.finalized:
         return [f"node {node.id} reports finalized {view.levels}; {src.label} reports {obs.finalized}"]
+    return []
+
+
+def not_yet_known_as_its_release(node: NodeView, profile: str) -> list[str]:
+    """A controller whose metadata.version is not yet known answers as its release's FeaturesPublisher
+    starts: 4.4+ no finalized features (FinalizedFeatures.unknown(), KAFKA-19964); before, the minimum
+    metadata.version (FinalizedFeatures.fromKRaftVersion(MINIMUM_VERSION)), kraft.version aside."""
+    release = _release(node, profile)
+    view = node.newest
+    assert view is not None
+    got = {k: v for k, v in view.levels.items() if k != KRAFT}
+    if release.behaviour["features_before_catch_up"] == "unknown":
+        want: dict[str, int] = {}
+    else:
+        want = {MV: release.mv_minimum}
+    if got != want:
+        text = (f"{node.label} answers at epoch {view.epoch} (not caught up) with finalized {got or 'nothing'}; "
+                f"{release.name} answers {want or 'no finalized features'} then")
+        return [text]
     return []
 
 
@@ -194,8 +214,11 @@ def _ranges(r: dict[str, tuple[int, int]]) -> str:
 def checks(obs: Observation, profile: str, target: Any, unclear: str | None = None) -> list[Check]:
     """Every observe-tier check of this cluster, cluster-wide first, then per node.  `unclear`: why the
     release could not be told from what the cluster advertises (the profile is then assumed)."""
+    none_knows = ("no node knows the metadata.version yet (ApiVersions epoch -1: no node has caught up with the "
+                  "metadata log, KIP584-API-05)") if obs.none_knows else None
     out = [Check("KIP778-OBS-01-metadata-version", "KIP778-OBS-01", "the cluster finalizes metadata.version and "
-                 "every node advertises its range", None, partial(metadata_version_finalized, obs), False)]
+                 "every node advertises its range", None, partial(metadata_version_finalized, obs), False,
+                 skip=none_knows)]
     if unclear:
         out.append(Check("KIP584-OBS-06-release", "KIP584-OBS-06", "what the cluster advertises is one Apache Kafka "
                          "release's", None, partial(release_told, unclear), False, True))
@@ -228,7 +251,11 @@ def checks(obs: Observation, profile: str, target: Any, unclear: str | None = No
             Check(f"KIP584-OBS-03-epoch-{tag}", "KIP584-OBS-03", f"{n.label}'s epoch never goes back and its levels "
                   "hold between reads", n.id, partial(epoch_never_goes_back, target, n)),
             Check(f"KIP584-OBS-04-agree-{tag}", "KIP584-OBS-04", f"{n.label} agrees with the active controller's "
-                  "finalized levels", n.id, partial(nodes_agree, obs, n)),
+                  "finalized levels", n.id, partial(nodes_agree, obs, n),
+                  skip=f"{n.label}'s metadata.version is not yet known (KIP584-API-05)" if n.catching_up else none_knows),
+            Check(f"KIP584-API-05-not-yet-known-{tag}", "KIP584-API-05", f"{n.label}, not caught up, answers "
+                  "ApiVersions as its release does then", n.id, partial(not_yet_known_as_its_release, n, profile),
+                  skip=None if n.catching_up and n.role == "controller" else f"{n.label} has caught up"),
             Check(f"KIP584-OBS-04-cluster-view-{tag}", "KIP584-OBS-04", f"{n.label}'s DescribeCluster lists the "
                   "cluster's brokers", n.id, partial(cluster_views_agree, obs, n), False),
         ]

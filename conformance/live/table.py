@@ -31,6 +31,7 @@ def observation_lines(ctx: Any) -> list[str]:
     lines = [head]
     for n in obs.nodes:
         fenced = " (fenced, does not answer: not observed)" if n.down else " (fenced)" if n.fenced else ""
+        fenced += " (metadata.version not yet known)" if n.catching_up else ""
         lines.append(f"  {n.label:<16} {n.address[0]}:{n.address[1]:<6} {n.software or 'release unknown'}{fenced}")
         lines.append(f"      APIs: {_apis(n)}")
         lines.append(f"      supports: {_ranges(n.newest)}")
@@ -54,7 +55,7 @@ def observation_json(ctx: Any) -> dict[str, Any]:
         "epoch": obs.epoch, "profile": ctx.profile, "evidence": list(getattr(ctx.target, "evidence", [])),
         "tiers": list(ctx.tiers), "blocked": dict(ctx.blocked), "notes": list(obs.notes),
         "nodes": [{"id": n.id, "role": n.role, "address": f"{n.address[0]}:{n.address[1]}", "software": n.software,
-                   "fenced": n.fenced, "error": n.error, "describe_cluster": n.cluster_view,
+                   "fenced": n.fenced, "catching_up": n.catching_up, "error": n.error, "describe_cluster": n.cluster_view,
                    "api_keys": {codec.API_NAMES.get(k, str(k)): list(r) for k, r in n.api_keys.items()},
                    "api_versions": {str(v): {"supported": {k: list(r) for k, r in f.supported.items()},
                                              "finalized": {k: list(r) for k, r in f.finalized.items()},

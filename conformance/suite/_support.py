@@ -52,6 +52,19 @@ def needs_active_software(trace: dict[str, Any], active_software: frozenset[str]
         pytest.skip(why)
 
 
+def needs_catch_up_state(trace: dict[str, Any], all_caught_up: bool) -> None:
+    """Skip a trace that restores a controller whose metadata.version is not yet known (caught_up false,
+    KIP584-API-05) on a target every node of which has caught up (Target.all_nodes_caught_up)."""
+    if not all_caught_up:
+        return
+    for step in trace["steps"]:
+        cmd = step["command"]
+        if cmd.get("op") == "restore_state" and any(
+                isinstance(c, dict) and c.get("caught_up") is False for c in cmd.get("controllers") or []):
+            pytest.skip("target cannot hold a controller that has not caught up with the metadata log "
+                        "(no FeaturesPublisher of its own)")
+
+
 def needs_replayable_state(trace: dict[str, Any], replays: bool) -> None:
     """Skip a trace that restores a level its own active controller's ranges leave out (a transcribed
     unit test giving QuorumFeatures or ClusterControlManager such ranges), on a target whose

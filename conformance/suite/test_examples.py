@@ -14,6 +14,7 @@ from conformance.suite._support import (
     load_traces,
     needs,
     needs_active_software,
+    needs_catch_up_state,
     needs_replayable_state,
     run_steps,
 )
@@ -61,6 +62,7 @@ def test_example(request: pytest.FixtureRequest, example_id: str, kfc_target: An
         needs(example, kfc_capabilities)
         needs_active_software(example, kfc_target.active_software, kfc_target.node_software)
         needs_replayable_state(example, kfc_target.replays_restored_levels)
+        needs_catch_up_state(example, kfc_target.all_nodes_caught_up)
     session = Session(kfc_target, example["profile"])
     commands = [s["command"] for s in example["steps"][first:]]
     try:

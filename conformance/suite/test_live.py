@@ -67,6 +67,8 @@ def test_observe(request: pytest.FixtureRequest, observe_check: str, live: Any) 
     check = live.checks[observe_check]
     request.node.user_properties.append(("kfc_rules", [check.rule]))
     request.node.user_properties.append(("kfc_tier", "observe"))
+    if check.skip:
+        pytest.skip(check.skip)
     node = live.observation.node(check.node) if check.node is not None else None
     if node is not None and check.needs_features and node.newest is None:
         pytest.skip(f"{node.label} reports no features (no ApiVersions v3+ answer)"

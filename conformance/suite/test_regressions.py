@@ -13,6 +13,7 @@ from conformance.suite._support import (
     load_traces,
     needs,
     needs_active_software,
+    needs_catch_up_state,
     needs_replayable_state,
     run_steps,
 )
@@ -43,6 +44,7 @@ def test_regression(request: pytest.FixtureRequest, trace_id: str, kfc_target: A
              "steps": [{"command": c} for c in trace.get("initial", [])] + list(trace["steps"])}
     needs_active_software(whole, kfc_target.active_software, kfc_target.node_software)
     needs_replayable_state(whole, kfc_target.replays_restored_levels)
+    needs_catch_up_state(whole, kfc_target.all_nodes_caught_up)
     session = Session(kfc_target, trace["profile"])
     for cmd in trace.get("initial", []):
         session.step(cmd)

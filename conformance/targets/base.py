@@ -37,6 +37,9 @@ class Target(abc.ABC):
     # restore_state replays the levels into Kafka's own controller, which refuses a level outside its
     # ranges (FeatureControlManager.replay): traces restoring such a state are skipped for it.
     replays_restored_levels: bool = False
+    # Every node it answers for has caught up with the metadata log (no FeaturesPublisher of its own):
+    # traces restoring a controller with caught_up false (KIP584-API-05) are skipped for it.
+    all_nodes_caught_up: bool = False
     unreported: frozenset[str] = frozenset()  # outcome fields it cannot report: not compared for it
     # Making one starts a process (a JVM: seconds): a corpus replay makes one per core, not per slice.
     starts_a_process = False

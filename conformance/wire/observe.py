@@ -70,6 +70,15 @@ class NodeView:
         return f"{self.role} {self.id}"
 
     @property
+    def catching_up(self) -> bool:
+        """Its metadata.version is not yet known: it has not caught up with the metadata log (KIP584-API-05).
+        ApiVersions says so with epoch -1 and no finalized metadata.version (4.4+, KAFKA-19964); before 4.4
+        a controller claims the minimum metadata.version at epoch -1 (a controller's epoch is the offset of
+        its last features batch, never negative once its FeaturesPublisher has published)."""
+        view = self.newest
+        return view is not None and view.epoch < 0 and (self.role == "controller" or MV not in view.finalized)
+
+    @property
     def down(self) -> bool:
         """Registered, fenced, and not answering: a stopped broker (or one a killed run registered)."""
         return bool(self.fenced) and not self.api_keys
@@ -112,10 +121,19 @@ class Observation:
     @property
     def source(self) -> NodeView | None:
         """The node whose view states the cluster: the active controller, else the first broker that
-        answered ApiVersions with features."""
+        answered ApiVersions with features -- never a node whose metadata.version is not yet known."""
         order = ([n for n in self.controllers if n.id == self.active_controller]
                  + [n for n in self.brokers] + [n for n in self.controllers])
-        return next((n for n in order if n.newest is not None), None)
+        return next((n for n in order if n.newest is not None and not n.catching_up), None)
+
+    @property
+    def catching_up(self) -> list[NodeView]:
+        return [n for n in self.nodes if n.catching_up]
+
+    @property
+    def none_knows(self) -> bool:
+        """Every node that answered ApiVersions with features has not caught up: no metadata.version yet."""
+        return self.source is None and bool(self.catching_up)
 
     @property
     def finalized(self) -> dict[str, int]:
@@ -336,7 +354,17 @@ def observe(target: KafkaTarget) -> Observation:
 
     for n in obs.nodes:
         n.software, n.evidence, n.nearest = infer_software(n)
+        if n.catching_up:
+            obs.notes.append(f"{n.label}: {not_yet_known(n)}")
     return obs
+
+
+def not_yet_known(node: NodeView) -> str:
+    view = node.newest
+    assert view is not None
+    said = f"finalized {view.levels}" if view.finalized else "no finalized features"
+    return (f"metadata.version not yet known (ApiVersions epoch {view.epoch}, {said}): it has not caught up "
+            "with the metadata log, so it is not held to the cluster's finalized levels (KIP584-API-05)")
 
 
 def _where(addr: tuple[str, int]) -> str:
@@ -359,6 +387,8 @@ def restore_command(obs: Observation, profile: str) -> dict[str, Any] | None:
         # DescribeCluster lists registered controllers; the active one's own registration is never checked.
         spec: dict[str, Any] = {"id": c.id, "software": c.software or profile,
                                 "registered": c.id != obs.active_controller}
+        if c.catching_up:
+            spec["caught_up"] = False  # its ApiVersions knows no metadata.version yet (KIP584-API-05)
         if view is not None:
             spec["ranges"] = {k: list(v) for k, v in sorted(view.supported.items())}
         controllers.append(spec)

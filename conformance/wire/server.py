@@ -356,6 +356,15 @@ class BrokerServer:
         item = codec.entity_type(schema, "brokers")
         endpoint = int(getattr(req.body, "endpoint_type", 1))
         c = self.cluster
+        # ControllerApis.handleDescribeCluster checks metadata.version first (KIP919-DESC-01).  Only a controller
+        # that has not caught up refuses here: below 3.7-IV0 serve-broker still answers, as the suite's own
+        # discovery of a control=1 cluster formatted that low asks it (docs/wire.md).
+        late = self._is_controller(node) and not c.controllers[node].caught_up
+        refusal = c.direct_to_controller_refusal(node) if late else None
+        if refusal is not None:
+            code = codec.ErrorCode(codec.error_code("UNSUPPORTED_VERSION"))
+            return Reply(_build(schema, error_code=code, error_message=refusal[0], endpoint_type=endpoint,
+                                cluster_id=c.cluster_id, controller_id=-1, brokers=()), "UNSUPPORTED_VERSION")
         if endpoint == 2:  # KIP-919: the controllers, and the real active controller
             ids, controller = sorted(c.controllers), c.active_id
         else:
@@ -514,6 +523,14 @@ class BrokerServer:
             self.hints.clear()
             await self.sync_listeners()
             return {"outcome": outcome, **self.addresses()}
+        if op == "restore_state":  # a stated state (e.g. a controller that has not caught up, KIP584-API-05)
+            command = cmd.get("command")
+            if not isinstance(command, dict):
+                raise InputError("control restore_state needs a 'command' object")
+            outcome = self.cluster.apply({**command, "op": "restore_state"})
+            self.hints.clear()
+            await self.sync_listeners()
+            return {"outcome": outcome, **self.addresses()}
         if op == "expect_register":
             role, node = cmd.get("role", "broker"), cmd.get("node")
             if role not in ("broker", "controller") or not isinstance(node, int):
@@ -521,7 +538,8 @@ class BrokerServer:
             self.hints[(role, node)] = {k: cmd.get(k) for k in ("software", "unstable", "previous_session_alive",
                                                                  "ranges")}
             return {"ok": True}
-        raise InputError(f"unknown control op {op!r}; known: hello, reset, bootstrap, format, expect_register")
+        raise InputError(f"unknown control op {op!r}; known: hello, reset, bootstrap, format, restore_state, "
+                         "expect_register")
 
 
 async def run_server(server: BrokerServer, announce: Any = None, stop: asyncio.Event | None = None) -> None:

@@ -345,6 +345,9 @@ class KafkaTarget(Target):
             self.observe()
         assert self.observation is not None and self.profile is not None
         state = restore_command(self.observation, self.profile)
+        if state is None and self.observation.none_knows:
+            raise TargetError(f"{self.name}: no node knows the metadata.version yet (ApiVersions epoch -1: no node "
+                              "has caught up with the metadata log, KIP584-API-05), so no reference state can be stated")
         if state is None:
             raise TargetError(f"{self.name}: no node answers ApiVersions v3+ with features, so no reference state "
                               "can be stated")
