@@ -258,12 +258,16 @@ def update_features(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
     version = cmd.get("version", p.behaviour["update_features_max_version"])
     out: dict[str, Any] = {"op": "update_features", "version": version}
     node = cmd.get("node")
-    if node is not None and node in c.controllers and node != c.active_id:
-        return c.err(out, "NOT_CONTROLLER", "This is not the correct controller for this cluster.", "KIP584-UPD-12")
-    if not isinstance(version, int) or not 0 <= version <= p.behaviour["update_features_max_version"]:
+    standby = isinstance(node, int) and node in c.controllers and node != c.active_id
+    # The receiving node's network layer refuses a version it does not support before any handler
+    # looks at the request, so a standby controller answers an unsupported version so too.
+    q = c.controllers[node].profile if standby and isinstance(node, int) else p
+    if not isinstance(version, int) or not 0 <= version <= q.behaviour["update_features_max_version"]:
         return c.err(out, "UNSUPPORTED_VERSION",
-                     f"UpdateFeatures version {version} is not supported by {p.name} "
-                     f"(0-{p.behaviour['update_features_max_version']})", "KIP584-UPD-11")
+                     f"UpdateFeatures version {version} is not supported by {q.name} "
+                     f"(0-{q.behaviour['update_features_max_version']})", "KIP584-UPD-11")
+    if standby:
+        return c.err(out, "NOT_CONTROLLER", "This is not the correct controller for this cluster.", "KIP584-UPD-12")
     levels: dict[str, int] = {}
     types: dict[str, int] = {}
     for u in cmd.get("updates", []):

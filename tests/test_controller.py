@@ -573,6 +573,15 @@ def test_update_sent_to_an_inactive_controller(profile):
     assert out["error_code"] == 41
 
 
+@pytest.mark.rule("KIP584-UPD-11", "fail")
+@pytest.mark.parametrize("profile", ["kafka-3.9", "kafka-4.4"])
+def test_a_standby_controller_refuses_an_unsupported_version_first(profile):
+    # The network layer refuses a version the node does not support before ControllerApis sees the
+    # request (a live kafka:// run with two controllers: UNSUPPORTED_VERSION on the wire).
+    c = fmt(profile, release_version="3.7-IV4", controllers=TWO_CONTROLLERS)
+    refused(update(c, U(MV, 19), node=3001, version=3), "UNSUPPORTED_VERSION", "KIP584-UPD-11")
+
+
 @pytest.mark.rule("KIP584-UPD-12", "pass")
 @pytest.mark.parametrize("profile", ["kafka-3.9", "kafka-4.2"])
 def test_update_sent_to_the_active_controller(profile):

@@ -43,3 +43,47 @@ def test_every_spark_checks_module_uses_spark_or_is_its_plumbing() -> None:
             continue
         text = p.read_text()
         assert "pyspark" in text or "SparkRun" in text, f"{p.name} does not use Spark"
+
+
+def _cycles(package: str) -> list[list[str]]:
+    """Circles among `package`'s modules, counting imports made for annotations only (an annotation is
+    a dependency of the reader too), as strongly connected groups of more than one module."""
+    import grimp
+
+    graph = grimp.build_graph(package)
+    edges = {m: {i for i in graph.find_modules_directly_imported_by(m) if i.startswith(package + ".")}
+             for m in graph.modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for m in sorted(graph.modules):
+        if m not in index:
+            visit(m)
+    return out
+
+
+def test_no_module_of_conformance_is_in_a_circle_even_through_annotations() -> None:
+    # The observation reads a cluster through conformance.wire.transport.Transport, not the kafka://
+    # target (which observes): the circle target -> observe -> target is gone.
+    assert _cycles("conformance") == []

@@ -6,12 +6,9 @@ A node that matches several releases or none is reported as such -- never guesse
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from . import codec
-
-if TYPE_CHECKING:
-    from .observe import NodeView, Observation
+from .view import NodeView, Observation
 
 
 @dataclass(frozen=True)
