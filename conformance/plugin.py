@@ -10,9 +10,12 @@ import json
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from .live.context import LiveContext
 
 KIP_LINKS = {
     "KIP-584": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features",
@@ -104,17 +107,18 @@ def suite_target(config: pytest.Config) -> tuple[Any, dict[str, Any]]:
     return config.stash[PROVIDED]
 
 
-def live_context(config: pytest.Config) -> Any:
+def live_context(config: pytest.Config) -> LiveContext | None:
     """The run's LiveContext when the target is a running cluster (its hello names tiers), else None."""
     if LIVE not in config.stash:
         target, hello = suite_target(config)
         ctx = None
-        if hello.get("tiers") is not None and hasattr(target, "observe"):  # a cluster we can observe over the wire
+        live = target.live()
+        if live is not None:  # a running cluster
             from reference_impl import DEFAULT_PROFILE
 
             from .live.context import build
 
-            ctx = build(target, config.getoption("--kfc-profile") or hello.get("profile") or DEFAULT_PROFILE)
+            ctx = build(live, config.getoption("--kfc-profile") or hello.get("profile") or DEFAULT_PROFILE)
             _write_observation(config, ctx)
         config.stash[LIVE] = ctx
     return config.stash[LIVE]

@@ -274,3 +274,17 @@ def test_live_observe_run_names_a_controller_not_caught_up_and_conforms(tmp_path
     assert late_node["catching_up"] and late_node["api_versions"]["5"]["finalized"] == {}
     assert late_node["api_versions"]["5"]["epoch"] == -1
     assert next(c for c in cluster["state"]["controllers"] if c["id"] == 3001)["caught_up"] is False
+
+
+@pytest.mark.rule("KIP584-API-05", "fail")
+def test_a_broker_without_feature_versioning_is_not_catching_up() -> None:
+    """A broker of an implementation without feature versioning (tansu: epoch -1, nothing finalized,
+    no metadata.version range) is not a node catching up: the cluster's missing metadata.version stays
+    the KIP778-OBS-01 finding.  Only a controller answers before it has caught up (BrokerServer@4.4)."""
+    bare = NodeView(111, "broker", ("127.0.0.1", 9111), {codec.API_VERSIONS: (0, 3)})
+    bare.features[3] = FeatureView(3, {}, {}, -1)
+    late_broker = _node(1, "broker", {}, -1)
+    obs = Observation("tansu", [bare], None)
+    assert not bare.catching_up and not late_broker.catching_up and not obs.none_knows
+    found = _run(_by_id(c.checks(obs, "kafka-4.4", None))["KIP778-OBS-01-metadata-version"])
+    assert isinstance(found, list) and found, found

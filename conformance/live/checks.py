@@ -11,6 +11,7 @@ from typing import Any
 
 from ..wire import codec
 from ..wire.observe import MV, NodeView, Observation
+from ..wire.transport import Transport
 
 KRAFT = "kraft.version"
 
@@ -74,7 +75,7 @@ def min0_omitted_below_v4(node: NodeView, profile: str) -> list[str]:
     return out
 
 
-def epoch_never_goes_back(target: Any, node: NodeView) -> list[str]:
+def epoch_never_goes_back(target: Transport, node: NodeView) -> list[str]:
     """The epoch is an offset: a later read never shows a smaller one.  (It may grow with no write of
     ours: KRaft appends NoOpRecords every metadata.max.idle.interval.ms, KIP-835.)"""
     from ..wire.observe import read_features
@@ -211,7 +212,7 @@ def _ranges(r: dict[str, tuple[int, int]]) -> str:
     return "{" + ", ".join(f"{k}: {lo}-{hi}" for k, (lo, hi) in sorted(r.items())) + "}"
 
 
-def checks(obs: Observation, profile: str, target: Any, unclear: str | None = None) -> list[Check]:
+def checks(obs: Observation, profile: str, target: Transport, unclear: str | None = None) -> list[Check]:
     """Every observe-tier check of this cluster, cluster-wide first, then per node.  `unclear`: why the
     release could not be told from what the cluster advertises (the profile is then assumed)."""
     none_knows = ("no node knows the metadata.version yet (ApiVersions epoch -1: no node has caught up with the "

@@ -8,16 +8,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire import codec
+from ..wire.view import Observation
 from .checks import Check, checks
 from .probes import Probe, probes
+from .protocol import LiveTarget
 
 
 @dataclass
 class LiveContext:
-    target: Any
+    target: LiveTarget
     profile: str
     tiers: tuple[str, ...]
-    observation: Any
+    observation: Observation
     state: dict[str, Any] | None
     checks: dict[str, Check] = field(default_factory=dict)
     probes: dict[str, Probe] = field(default_factory=dict)
@@ -30,11 +32,11 @@ class LiveContext:
         return {n.id for n in self.observation.nodes}
 
 
-def build(target: Any, profile: str) -> LiveContext:
+def build(target: LiveTarget, profile: str) -> LiveContext:
     from reference_impl import Cluster
 
     obs = target.observation if target.observation is not None else target.observe()
-    tiers = tuple(getattr(target, "tiers", ("observe",)))
+    tiers = tuple(target.tiers)
     try:
         state = target.observed_state()
     except Exception as e:  # noqa: BLE001 - the target cannot state its state: every stateful tier is blocked
@@ -42,7 +44,7 @@ def build(target: Any, profile: str) -> LiveContext:
     else:
         why = ""
     ctx = LiveContext(target, profile, tiers, obs, state)
-    ctx.checks = {c.id: c for c in checks(obs, profile, target, getattr(target, "unclear", None))}
+    ctx.checks = {c.id: c for c in checks(obs, profile, target, target.unclear)}
     ctx.start_levels = dict(obs.finalized)
     if state is None:
         # Nothing to start the reference from: only the observe invariants run.  Tiers the user did not
@@ -50,9 +52,9 @@ def build(target: Any, profile: str) -> LiveContext:
         ctx.blocked["lockstep"] = f"no reference state: {why}"
         for tier in ("probe", "mutate", "register"):
             if tier in tiers:
-                ctx.blocked[tier] = getattr(target, "blocked", {}).get(tier) or f"no reference state: {why}"
+                ctx.blocked[tier] = target.blocked.get(tier) or f"no reference state: {why}"
         return ctx
-    ctx.blocked.update({k: v for k, v in getattr(target, "blocked", {}).items() if k in tiers})
+    ctx.blocked.update({k: v for k, v in target.blocked.items() if k in tiers})
     if "probe" in tiers and "probe" not in ctx.blocked:
         node = obs.node(obs.active_controller) if obs.active_controller is not None else None
         node = node or next((n for n in obs.brokers if n.advertises(codec.UPDATE_FEATURES)), None)

@@ -41,7 +41,7 @@ def observation_lines(ctx: Any) -> list[str]:
         if n.error:
             lines.append(f"      error: {n.error}")
     lines.append(f"profile: {ctx.profile}")
-    lines += [f"  evidence: {e}" for e in getattr(ctx.target, "evidence", [])]
+    lines += [f"  evidence: {e}" for e in ctx.target.evidence]
     lines.append(f"tiers: {', '.join(ctx.tiers)}")
     lines += [f"  {tier}: {why}" for tier, why in sorted(ctx.blocked.items()) if tier != "lockstep"]
     lines += [f"  note: {n}" for n in obs.notes]
@@ -52,7 +52,7 @@ def observation_json(ctx: Any) -> dict[str, Any]:
     obs = ctx.observation
     return {
         "cluster_id": obs.cluster_id, "active_controller": obs.active_controller, "finalized": obs.finalized,
-        "epoch": obs.epoch, "profile": ctx.profile, "evidence": list(getattr(ctx.target, "evidence", [])),
+        "epoch": obs.epoch, "profile": ctx.profile, "evidence": list(ctx.target.evidence),
         "tiers": list(ctx.tiers), "blocked": dict(ctx.blocked), "notes": list(obs.notes),
         "nodes": [{"id": n.id, "role": n.role, "address": f"{n.address[0]}:{n.address[1]}", "software": n.software,
                    "fenced": n.fenced, "catching_up": n.catching_up, "error": n.error, "describe_cluster": n.cluster_view,

@@ -111,4 +111,4 @@ def test_probe(request: pytest.FixtureRequest, probe_id: str, live: Any, kfc_tar
                   ["KIP584-UPD-09"])
     finally:
         if session.engine.first is not None:
-            kfc_target.dirty = True  # the cluster moved: the next test observes it afresh
+            live.target.dirty = True  # the cluster moved: the next test observes it afresh

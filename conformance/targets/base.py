@@ -8,13 +8,16 @@ which profile it runs and its capabilities: the ops it can run, and nothing else
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .errors import TargetError
+
+if TYPE_CHECKING:
+    from ..live.protocol import LiveTarget
+
+__all__ = ["PROTOCOL_VERSION", "Target", "TargetError", "all_ops", "capabilities_of"]
 
 PROTOCOL_VERSION = 1
-
-
-class TargetError(Exception):
-    """The target failed (crashed, hung, answered garbage): not a conformance verdict."""
 
 
 def all_ops() -> frozenset[str]:
@@ -56,6 +59,10 @@ class Target(abc.ABC):
 
     def reset(self, profile: str | None = None) -> None:
         """Start a fresh cluster (a new test); targets without state may ignore it."""
+
+    def live(self) -> LiveTarget | None:
+        """The running cluster the live tiers observe and probe, or None (not a running cluster)."""
+        return None
 
     def observed_state(self) -> dict[str, Any] | None:
         """After reset: None when the target is now a fresh cluster; a live target that cannot be

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.targets.base import TargetError
+from conformance.targets.errors import TargetError
 
 from . import codec
 from .framing import MAX_FRAME, FrameError, frame, recv_frame

@@ -103,7 +103,7 @@ def read_cluster_configs(target: Transport, addr: tuple[str, int],
 
 def observe(target: Transport) -> Observation:
     """Discover every node and read what it says (TargetError when no node answers at all)."""
-    from ..targets.base import TargetError
+    from ..targets.errors import TargetError
 
     notes: list[str] = []
     # Keyed by role too: a combined node (process.roles=broker,controller) is two listeners, one id.

@@ -320,6 +320,9 @@ class KafkaTarget(Target):
         self.capabilities = frozenset(caps)
         return {**super().hello(), "tiers": list(self.tiers)}
 
+    def live(self) -> KafkaTarget:
+        return self
+
     def observe(self) -> Observation:
         """Read the cluster as it is now (every node, read-only)."""
         self._invalidate()

@@ -61,9 +61,12 @@ class NodeView:
         """Its metadata.version is not yet known: it has not caught up with the metadata log (KIP584-API-05).
         ApiVersions says so with epoch -1 and no finalized metadata.version (4.4+, KAFKA-19964); before 4.4
         a controller claims the minimum metadata.version at epoch -1 (a controller's epoch is the offset of
-        its last features batch, never negative once its FeaturesPublisher has published)."""
+        its last features batch, never negative once its FeaturesPublisher has published).  Only a
+        controller answers before catching up (a broker serves requests after its initial catch-up,
+        BrokerServer@4.4), and only a node that supports metadata.version has one to learn: a broker
+        of an implementation without feature versioning (epoch -1, nothing finalized) is not this."""
         view = self.newest
-        return view is not None and view.epoch < 0 and (self.role == "controller" or MV not in view.finalized)
+        return view is not None and view.epoch < 0 and self.role == "controller" and MV in view.supported
 
     @property
     def down(self) -> bool:

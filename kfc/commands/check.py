@@ -414,7 +414,7 @@ def replay_trace_command(trace_file: str, target: str) -> None:
     except (ValueError, TargetError) as e:
         raise click.ClickException(f"target {target}: {e}") from None
     reference = None
-    if getattr(t, "observed_state", None) is not None and "tiers" in t.hello():
+    if t.live() is not None:
         from reference_impl import Cluster
 
         # A running cluster is where it is now: the reference starts from that state and recomputes

@@ -1,0 +1,8 @@
+"""The one error a target raises when it fails (its own module: the wire client raises it too, and
+importing the whole contract from there would make a circle)."""
+
+from __future__ import annotations
+
+
+class TargetError(Exception):
+    """The target failed (crashed, hung, answered garbage): not a conformance verdict."""
