@@ -570,8 +570,8 @@ def test_FeatureCommandTest_testHandleDescribe__4_3(tag: str) -> None:
 @pytest.mark.rule("KIP584-API-04", "fail")
 @pytest.mark.parametrize("profile", [P42, P43, P44])
 def test_FeatureCommandTest_testHandleDescribeWithNegativeNodeId__4_3(profile: str) -> None:
-    """FeatureCommandTest.testHandleDescribeWithNegativeNodeId, FeatureCommandTest.java:490@4.3.0, :487@4.4 (and
-    4.2, where --node-id came in, KAFKA-18786): IllegalArgumentException "Invalid node id -1: must be
+    """FeatureCommandTest.testHandleDescribeWithNegativeNodeId, FeatureCommandTest.java:398@4.2.0-rc1 (--node-id is
+    new in 4.2, KAFKA-18786), :490@4.3.0, :487@4.4: IllegalArgumentException "Invalid node id -1: must be
     non-negative." (FeatureCommand.java:240-246@4.3.0) before any request is sent."""
     c = _mock_admin_cluster(profile, 7, 8, 9)
     out = tool_error(features_tool(c, "describe", node=-1), "Invalid node id -1: must be non-negative.", "KIP584-API-04")
