@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._catalog import MV
+from ._catalog import MV, Profile
 from ._errors import ToolError
 from ._tools import parse_short, split_feature_flag
 
@@ -13,6 +13,17 @@ if TYPE_CHECKING:
     from .api import Cluster
 
 ACTIONS = ("upgrade", "downgrade", "disable", "describe")
+
+# FeatureCommand.handleDescribe's printf, by the profile's `describe_layout`: tab-separated up to 4.2
+# (FeatureCommand.java:244 on confluentinc/kafka's 4.2 branch; the same string in the 3.7.0-4.2.2 jars);
+# from 4.3.0 (KAFKA-19941, commit 33df6535ed) left-aligned columns padded to 40 / 15 / 15 / 15, two
+# spaces apart, never cut (FeatureCommand.java:251 on the 4.3 branch; the 4.3.0, 4.3.1, 4.4.0 jars).
+# Java's %-Ns is Python's {:<N}.
+DESCRIBE_FORMATS = {
+    "tabs": "Feature: {}\tSupportedMinVersion: {}\tSupportedMaxVersion: {}\tFinalizedVersionLevel: {}\tEpoch: {}",
+    "padded": "Feature: {:<40}  SupportedMinVersion: {:<15}  SupportedMaxVersion: {:<15}  "
+              "FinalizedVersionLevel: {:<15}  Epoch: {}",
+}
 
 
 def _mv_from_string(p: Any, s: str) -> int:
@@ -49,8 +60,14 @@ def features_tool(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
     if action not in ACTIONS:
         return c.invalid(out, f"features_tool: action must be one of {', '.join(ACTIONS)}, not {action!r}")
     if action == "describe":
-        d = c.apply({"op": "describe", "node": cmd.get("node", c.active_id)})
-        out.update(lines=d.get("lines", []), exit_code=0 if d["error"] == "NONE" else 1)
+        node = cmd.get("node", c.active_id)
+        if isinstance(node, int) and node < 0 and c.tool_profile(cmd).behaviour["features_tool_style"] == "4.2":
+            # --node-id (KAFKA-18786, 4.2.0+) is checked before any request (FeatureCommand.java:240-246@4.3.0).
+            raise ToolError(f"Invalid node id {node}: must be non-negative.", "KIP584-API-04")
+        d = c.apply({"op": "describe", "node": node})
+        # Printed by the tool's release: its layout and its metadata.version names.
+        printed = describe_lines(c.tool_profile(cmd), d["supported"], d["finalized"], d["epoch"]) if "lines" in d else []
+        out.update(lines=printed, exit_code=0 if d["error"] == "NONE" else 1)
         return c.ok(out) if d["error"] == "NONE" else c.err(out, d["error"], d["message"], d["rule"])
     p = c.tool_profile(cmd)
     style = p.behaviour["features_tool_style"]
@@ -125,6 +142,23 @@ def features_tool(c: Cluster, cmd: dict[str, Any]) -> dict[str, Any]:
         return c.err(out, resp["error"] if resp["error"] != "NONE" else "INVALID_UPDATE_VERSION", summary,
                      resp.get("rule") or "KIP1022-TOOL-06")
     return c.ok(out)
+
+
+def describe_lines(p: Profile, supported: dict[str, Any], finalized: dict[str, int], epoch: int) -> list[str]:
+    """kafka-features describe: one line per supported feature (sorted), a level of 0 when not finalized,
+    metadata.version by release name ("UNKNOWN n" for a level the release does not know), and "-" for
+    the epoch when ApiVersions carries none (FinalizedFeaturesEpoch < 0: KafkaAdminClient.java:4547-4552@4.3,
+    FeatureCommand.java:256@4.3, the same from 3.7.0)."""
+    fmt = DESCRIBE_FORMATS[p.behaviour["describe_layout"]]
+    lines = []
+    for name, (lo, hi) in sorted(supported.items()):
+        fin = finalized.get(name, 0)
+        if name == MV:
+            lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
+        else:
+            lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
+        lines.append(fmt.format(name, lo_s, hi_s, fin_s, epoch if epoch >= 0 else "-"))
+    return lines
 
 
 def _success_line(action: str, name: str, level: int, dry: bool) -> str:

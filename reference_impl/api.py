@@ -12,6 +12,7 @@ from ._catalog import DEFAULT_PROFILE, KRAFT, MV, Profile, load_profile
 from ._cluster import Image, Node, image_records, node_from_spec, parse_ranges, replay, tree_copy
 from ._command_schema import command_problem
 from ._errors import ERROR_CODES, INVALID_COMMAND, InputError, KafkaError, ToolError
+from ._features_tool import describe_lines
 
 OPS = (
     "format", "restore_state", "version_mapping", "feature_dependencies", "register", "unregister",
@@ -488,24 +489,8 @@ class Cluster:
         })
 
 
-def describe_lines(p: Profile, supported: dict[str, Any], finalized: dict[str, int], epoch: int) -> list[str]:
-    """kafka-features describe: one line per supported feature, metadata.version by release name."""
-    lines = []
-    for name, (lo, hi) in supported.items():
-        fin = finalized.get(name, 0)
-        if name == MV:
-            lo_s, hi_s, fin_s = p.mv_name(lo), p.mv_name(hi), p.mv_name(fin)
-        else:
-            lo_s, hi_s, fin_s = str(lo), str(hi), str(fin)
-        # A negative epoch is no epoch: KafkaAdminClient.createFeatureMetadata gives Optional.empty(),
-        # which FeatureCommand prints as "-" (KafkaAdminClient.java:4673-4677@4.4, FeatureCommand.java:256@4.4).
-        lines.append(f"Feature: {name}\tSupportedMinVersion: {lo_s}\tSupportedMaxVersion: {hi_s}\t"
-                     f"FinalizedVersionLevel: {fin_s}\tEpoch: {epoch if epoch >= 0 else '-'}")
-    return lines
-
-
 def apply(cluster: Cluster, command: dict[str, Any]) -> dict[str, Any]:
     return cluster.apply(command)
 
 
-__all__ = ["DEFAULT_PROFILE", "OPS", "Cluster", "apply", "parse_ranges"]
+__all__ = ["DEFAULT_PROFILE", "OPS", "Cluster", "apply", "describe_lines", "parse_ranges"]

@@ -10,6 +10,7 @@ against ``kafka-4.2`` (4.2.0-rc1 code).  Only expressible assertions are made; d
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -462,6 +463,131 @@ def test_FeatureCommandTest_testHandleFeatureDependenciesForFeatureWithNoDepende
 def test_FeatureCommandTest_feature_dependencies_errors__4_x(tag: str, method: str, flag: str, message: str) -> None:
     """FeatureCommandTest.<method>, FeatureCommandTest.java:495/508/521@4.0.0, :641/654/667@4.2.0-rc1."""
     tool_error(_features_tool_cmd(_FC4[tag][0], "feature_dependencies", features=[flag]), message, "KIP1022-DEP-02")
+
+
+# =================================================================================================
+# FeatureCommandTest @ 4.3.0 (kafka-4.3) and the 4.4 branch (kafka-4.4): KAFKA-19941's padded describe
+# =================================================================================================
+# 4.3.0 is confluentinc/kafka a9ce322153 ("Bump version to 4.3.0"; 4.3.1 = 26b251a451 has the same lines), 4.4
+# its 4.4 branch at 8d3916cfe1 (no 4.4.0 tag there; FeatureCommand.java is the 4.4.0 jar's).  Kafka compares each
+# describe line, cut before "Epoch: ", with assertFeatureOutput's regex (FeatureCommandTest.java:823-838@4.3.0,
+# :820-835@4.4); the exact widths are checked in tests/test_tools.py (test_describe_lines_43_padded).
+
+P43, P44 = "kafka-4.3", "kafka-4.4"
+
+
+def _feature_output_regex(name: str, lo: str, hi: str, fin: str) -> re.Pattern[str]:
+    """assertFeatureOutput's pattern (String.matches: the whole line)."""
+    q = re.escape
+    return re.compile(rf"Feature:\s+{q(name)}\s+SupportedMinVersion:\s+{q(lo)}\s+SupportedMaxVersion:\s+{q(hi)}"
+                      rf"\s+FinalizedVersionLevel:\s+{q(fin)}\s*")
+
+
+def _assert_padded_describe(lines: list[str], expected: list[tuple[str, str, str, str]]) -> None:
+    assert len(lines) == len(expected), lines
+    for line, want in zip(lines, expected, strict=True):
+        assert _feature_output_regex(*want).fullmatch(line), (line, want)
+        assert "\t" not in line, line  # 4.2's tabs are gone (a tab would match \s+ too)
+
+
+def _expected_43(fin: str, top: str, share_top: str = "1") -> list[tuple[str, str, str, str]]:
+    return [(ELR, "0", "1", "0"), ("group.version", "0", "1", "0"), ("kraft.version", "0", "1", "0"),
+            (MV, "3.3-IV3", top, fin), ("share.version", "0", share_top, "0"), ("streams.version", "0", "1", "0"),
+            ("transaction.version", "0", "2", "0")]
+
+
+# tag -> (profile, latestTesting, latestProduction and its level, share.version max)
+_FC43 = {
+    "4_3_0": (P43, "4.4-IV0", ("4.3-IV0", 30), "1"),
+    "4_4": (P44, "4.5-IV0", ("4.4-IV2", 33), "2"),
+}
+TAGS43 = list(_FC43)
+
+
+@pytest.mark.rule("KIP1022-OBS-01", "pass")
+@pytest.mark.parametrize("tag", TAGS43)
+def test_FeatureCommandTest_testDescribeWithKRaft__4_3(tag: str) -> None:
+    """FeatureCommandTest.testDescribeWithKRaft, FeatureCommandTest.java:50@4.3.0 (max "4.4-IV0"), :50@4.4 (max
+    MetadataVersion.latestTesting(), share.version 0-2); broker at 3.3-IV3."""
+    profile, testing, _, share = _FC43[tag]
+    c = kraft_cluster(profile, "3.3-IV3")
+    _assert_padded_describe(described(features_tool(c, "describe", node=0)), _expected_43("3.3-IV3", testing, share))
+
+
+@pytest.mark.rule("KIP1022-OBS-01", "pass")
+@pytest.mark.parametrize("tag", TAGS43)
+def test_FeatureCommandTest_testDescribeWithKRaftAndBootstrapControllers__4_3(tag: str) -> None:
+    """FeatureCommandTest.testDescribeWithKRaftAndBootstrapControllers, FeatureCommandTest.java:89@4.3.0, :89@4.4
+    (controller, 3.7-IV0)."""
+    profile, testing, _, share = _FC43[tag]
+    c = kraft_cluster(profile, "3.7-IV0")
+    _assert_padded_describe(described(features_tool(c, "describe", node=3000)), _expected_43("3.7-IV0", testing, share))
+
+
+@pytest.mark.rule("KIP1022-OBS-01", "pass")
+@pytest.mark.parametrize("tag", TAGS43)
+def test_FeatureCommandTest_testDescribeWithUnstableApiVersions__4_3(tag: str) -> None:
+    """FeatureCommandTest.testDescribeWithUnstableApiVersions, FeatureCommandTest.java:144@4.3.0, :143@4.4:
+    --node-id 3000 (unstable.api.versions.enable=true) shows latestTesting, --node-id 3001 latestProduction."""
+    profile, testing, (production, _), share = _FC43[tag]
+    c = Cluster(profile)
+    ok(c.apply({"op": "format", "release_version": "3.7-IV0", "unstable": True,
+                "controllers": [{"id": 3000, "unstable": True}, {"id": 3001, "unstable": False}]}))
+    ok(c.apply({"op": "register", "node": 0, "unstable": True}))
+    _assert_padded_describe(described(features_tool(c, "describe", node=3000)), _expected_43("3.7-IV0", testing, share))
+    _assert_padded_describe(described(features_tool(c, "describe", node=3001)),
+                            _expected_43("3.7-IV0", production, share))
+
+
+@pytest.mark.rule("KIP1022-OBS-01", "pass")
+@pytest.mark.parametrize("tag", TAGS43)
+def test_FeatureCommandTest_testDescribeWithUnstableFeatureVersions__4_3(tag: str) -> None:
+    """FeatureCommandTest.testDescribeWithUnstableFeatureVersions, FeatureCommandTest.java:238@4.3.0, :236@4.4:
+    brokers 0 (unstable.feature.versions.enable=true) and 1 (false)."""
+    profile, testing, (production, _), share = _FC43[tag]
+    c = Cluster(profile)
+    ok(c.apply({"op": "format", "release_version": "3.7-IV0", "unstable": True,
+                "controllers": [{"id": 3000, "unstable": True}]}))
+    ok(c.apply({"op": "register", "node": 0, "unstable": True}))
+    ok(c.apply({"op": "register", "node": 1, "unstable": False}))
+    _assert_padded_describe(described(features_tool(c, "describe", node=0)), _expected_43("3.7-IV0", testing, share))
+    _assert_padded_describe(described(features_tool(c, "describe", node=1)), _expected_43("3.7-IV0", production, share))
+
+
+@pytest.mark.rule("KIP584-API-02", "pass")
+@pytest.mark.parametrize("tag", TAGS43)
+def test_FeatureCommandTest_testHandleDescribe__4_3(tag: str) -> None:
+    """FeatureCommandTest.testHandleDescribe, FeatureCommandTest.java:469@4.3.0, :466@4.4 (MockAdminClient:
+    metadata.version 3.3-IV3..3.5-IV0 finalized 3.4-IV0, foo.bar 0-10 finalized 5); the lines sorted, each
+    cut before "Epoch: " and matched with assertFeatureOutput."""
+    c = _mock_admin_cluster(_FC43[tag][0], 7, 8, 9)
+    lines = sorted(stdout(ok(features_tool(c, "describe"))).split("\n"))
+    assert all(x.endswith("  Epoch: 123") for x in lines), lines
+    _assert_padded_describe([x[:x.find("Epoch: ")] for x in lines],
+                            [("foo.bar", "0", "10", "5"), (MV, "3.3-IV3", "3.5-IV0", "3.4-IV0")])
+
+
+@pytest.mark.rule("KIP584-API-04", "fail")
+@pytest.mark.parametrize("profile", [P42, P43, P44])
+def test_FeatureCommandTest_testHandleDescribeWithNegativeNodeId__4_3(profile: str) -> None:
+    """FeatureCommandTest.testHandleDescribeWithNegativeNodeId, FeatureCommandTest.java:398@4.2.0-rc1 (--node-id is
+    new in 4.2, KAFKA-18786), :490@4.3.0, :487@4.4: IllegalArgumentException "Invalid node id -1: must be
+    non-negative." (FeatureCommand.java:240-246@4.3.0) before any request is sent."""
+    c = _mock_admin_cluster(profile, 7, 8, 9)
+    out = tool_error(features_tool(c, "describe", node=-1), "Invalid node id -1: must be non-negative.", "KIP584-API-04")
+    assert not out.get("lines"), out
+
+
+@pytest.mark.rule("KIP1022-MAP-01", "pass")
+@pytest.mark.parametrize("tag", TAGS43)
+def test_FeatureCommandTest_testHandleVersionMappingWithoutBootstrap__4_3(tag: str) -> None:
+    """FeatureCommandTest.testHandleVersionMappingWithoutBootstrap, FeatureCommandTest.java:695@4.3.0, :692@4.4 (KAFKA-19749:
+    version-mapping runs before the bootstrap check, FeatureCommand.java:98-104@4.3.0): nothing on stderr and
+    metadata.version=<latestProduction level> (<name>).  The reference has no bootstrap flags to leave out."""
+    profile, _, (production, level), _ = _FC43[tag]
+    out = ok(_features_tool_cmd(profile, "version_mapping"))
+    assert not out.get("stderr"), out
+    _mapping_contains(out, profile, level, production)
 
 
 # =================================================================================================

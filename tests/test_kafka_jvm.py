@@ -288,3 +288,29 @@ def test_3x_answers_with_its_own_classes(target3: Any) -> None:
 
 
 TOP_MV = {"3.7.2": 19, "3.8.1": 20, "3.9.2": 21}  # MetadataVersion.latestProduction() of each release
+
+
+@pytest.mark.parametrize(("version", "padded"), [("4.2.2", False), ("4.3.1", True), ("4.4.0", True)])
+def test_describe_lines_are_the_releases_own_and_the_references(version: str, padded: bool) -> None:
+    """Tabs up to 4.2, KAFKA-19941's padded columns from 4.3.0 -- printed by Kafka's handleDescribe, not by a
+    format string of the harness -- and the same lines as the reference's."""
+    from conformance.realkafka.target import KafkaJvmTarget, release_profile
+    from reference_impl import Cluster
+
+    profile = release_profile(version)
+    t = KafkaJvmTarget(version)
+    try:
+        t.reset(profile)
+        ref = Cluster(profile)
+        for cmd in ({"op": "format", "release_version": "3.7-IV0"}, {"op": "register", "node": 1}):
+            assert t.apply(cmd)["error"] == "NONE" and ref.apply(cmd)["error"] == "NONE"
+        for node in (None, 1):
+            cmd = {"op": "describe"} if node is None else {"op": "describe", "node": node}
+            got = t.apply(cmd)["lines"]
+            assert got == ref.apply(cmd)["lines"], (version, node)
+            mv = next(x for x in got if x.startswith("Feature: metadata.version"))
+            assert ("\t" not in mv) == padded and ("Feature: metadata.version" + " " * 24 + "  SupportedMinVersion: "
+                                                    in mv) == padded, mv
+    finally:
+        t.close()
+    assert t._proc is None or not t._proc.alive(), "the harness JVM outlived close()"

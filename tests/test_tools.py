@@ -1222,6 +1222,86 @@ def test_describe_lines_40() -> None:
     ]
 
 
+
+# kafka-features describe from 4.3.0 (KAFKA-19941): FeatureCommand.java:251@4.3.0 (confluentinc/kafka a9ce322153,
+# "Bump version to 4.3.0"; unchanged at 4.3.1 26b251a451 and in the 4.3.0 / 4.3.1 / 4.4.0 jars) prints
+# "Feature: %-40s  SupportedMinVersion: %-15s  SupportedMaxVersion: %-15s  FinalizedVersionLevel: %-15s  Epoch: %s".
+# The lines below are that format written out by hand (and what the 4.3.1 jar's handleDescribe printed for the
+# same FeatureMetadata); FeatureCommandTest@4.3.0 only matches them with \s+ (assertFeatureOutput, :823-838).
+def _padded(name: str, lo: str, hi: str, fin: str, epoch: str) -> str:
+    return (f"Feature: {name}{' ' * (40 - len(name))}  SupportedMinVersion: {lo}{' ' * (15 - len(lo))}  "
+            f"SupportedMaxVersion: {hi}{' ' * (15 - len(hi))}  FinalizedVersionLevel: {fin}{' ' * (15 - len(fin))}  "
+            f"Epoch: {epoch}")
+
+
+@pytest.mark.rule("KIP1022-OBS-01", "pass")
+def test_describe_lines_43_padded() -> None:
+    c = cluster("kafka-4.3")
+    out = ok(tool(c, "describe"))
+    assert out["lines"][0] == ("Feature: eligible.leader.replicas.version          SupportedMinVersion: 0"
+                               "                SupportedMaxVersion: 1                FinalizedVersionLevel: 1"
+                               "                Epoch: 5")
+    assert out["lines"] == [
+        _padded(ELR, "0", "1", "1", "5"),
+        _padded("group.version", "0", "1", "1", "5"),
+        _padded("kraft.version", "0", "1", "0", "5"),
+        _padded(MV, "3.3-IV3", "4.3-IV0", "4.3-IV0", "5"),
+        _padded("share.version", "0", "1", "1", "5"),
+        _padded("streams.version", "0", "1", "1", "5"),
+        _padded("transaction.version", "0", "2", "2", "5"),
+    ]
+    assert "\t" not in "".join(out["lines"])
+
+
+@pytest.mark.rule("KIP1022-OBS-01", "pass")
+@pytest.mark.parametrize(("profile", "layout"), [("kafka-3.7", "tabs"), ("kafka-4.1", "tabs"), ("kafka-4.2", "tabs"),
+                                                 ("kafka-4.3", "padded"), ("kafka-4.4", "padded"),
+                                                 ("kip-1155", "padded")])
+def test_describe_layout_per_release(profile: str, layout: str) -> None:
+    """Tabs up to 4.2 (FeatureCommand.java:244 on the 4.2 branch, the 3.7.0-4.2.2 jars), padded from 4.3.0."""
+    c = cluster(profile)
+    line = next(x for x in ok(tool(c, "describe"))["lines"] if x.startswith(f"Feature: {MV}"))
+    mv = c.apply({"op": "state"})["metadata_version"]
+    name = c.active_profile.mv_name(mv)
+    lo = c.active_profile.mv_name(c.apply({"op": "api_versions"})["supported"][MV][0])
+    hi = c.active_profile.mv_name(c.apply({"op": "api_versions"})["supported"][MV][1])
+    epoch = str(c.apply({"op": "api_versions"})["epoch"])
+    if layout == "tabs":
+        assert line == (f"Feature: {MV}\tSupportedMinVersion: {lo}\tSupportedMaxVersion: {hi}\t"
+                        f"FinalizedVersionLevel: {name}\tEpoch: {epoch}")
+    else:
+        assert line == _padded(MV, lo, hi, name, epoch)
+
+
+@pytest.mark.rule("KIP1022-OBS-01", "pass")
+def test_describe_layout_is_the_tools_release() -> None:
+    """The printf and levelToString are the tool's (its jar's) own: a 4.3 kafka-features pads against a 4.2
+    cluster, a 4.2 one prints tabs against a 4.3 cluster."""
+    out = ok(tool(cluster("kafka-4.2"), "describe", profile="kafka-4.3"))
+    assert out["lines"][0] == _padded(ELR, "0", "1", "1", "5"), out["lines"]
+    out = ok(tool(cluster("kafka-4.3"), "describe", profile="kafka-4.2"))
+    assert out["lines"][0] == ("Feature: eligible.leader.replicas.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1"
+                               "\tFinalizedVersionLevel: 1\tEpoch: 5"), out["lines"]
+
+
+def test_describe_lines_edges() -> None:
+    """%-40s never cuts a longer name; an unknown metadata.version level is "UNKNOWN n" (levelToString,
+    FeatureCommand.java:227-236@4.3.0); an absent epoch (FinalizedFeaturesEpoch < 0) is "-"
+    (KafkaAdminClient.java:4547-4552 and FeatureCommand.java:256@4.3.0, the same in the 3.7.0 jar)."""
+    from reference_impl._catalog import load_profile
+    from reference_impl.api import describe_lines
+
+    long_name = "x" * 45
+    supported = {MV: [7, 99], long_name: [0, 3]}
+    padded = describe_lines(load_profile("kafka-4.3"), supported, {MV: 99}, -1)
+    assert padded == [_padded(MV, "3.3-IV3", "UNKNOWN 99", "UNKNOWN 99", "-"),
+                      (f"Feature: {long_name}  SupportedMinVersion: 0{' ' * 14}  SupportedMaxVersion: 3{' ' * 14}  "
+                       f"FinalizedVersionLevel: 0{' ' * 14}  Epoch: -")]
+    tabs = describe_lines(load_profile("kafka-4.2"), supported, {}, -1)
+    assert tabs[0] == ("Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: UNKNOWN 99\t"
+                       "FinalizedVersionLevel: UNKNOWN 0\tEpoch: -")
+
+
 # KIP-1022 examples: kafka-features
 
 @pytest.mark.rule("KIP1022-TOOL-05", "fail")

@@ -671,15 +671,19 @@ final class Cluster {
     ObjectNode describe(JsonNode cmd) {
         ObjectNode out = apiVersions(cmd, "describe");
         if (!out.get("error").asText().equals("NONE") || out.get("supported").isNull()) return out;
+        Map<String, short[]> supported = new HashMap<>();
+        out.get("supported").fields().forEachRemaining(e ->
+            supported.put(e.getKey(), new short[]{(short) e.getValue().get(0).asInt(), (short) e.getValue().get(1).asInt()}));
+        Map<String, Short> finalized = new HashMap<>();
+        out.get("finalized").fields().forEachRemaining(e -> finalized.put(e.getKey(), (short) e.getValue().asInt()));
+        String printed;
+        try {
+            printed = org.apache.kafka.tools.KfcFeatureCommand.describe(supported, finalized, out.get("epoch").asLong());
+        } catch (Exception e) {
+            throw new IllegalStateException("kafka-features describe: " + e, e);
+        }
         ArrayNode lines = out.putArray("lines");
-        long epoch = out.get("epoch").asLong();
-        out.get("supported").fields().forEachRemaining(e -> {
-            String name = e.getKey();
-            int lo = e.getValue().get(0).asInt();
-            int hi = e.getValue().get(1).asInt();
-            int fin = out.get("finalized").path(name).asInt(0);
-            lines.add(shim.describeLine(name, lo, hi, fin, epoch));
-        });
+        KfcHarness.lines(printed).forEach(lines::add);
         return out;
     }
 

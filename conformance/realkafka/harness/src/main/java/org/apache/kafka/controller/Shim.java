@@ -167,14 +167,4 @@ abstract class Shim {
 
     /** feature-dependencies of kafka-storage or kafka-features. */
     abstract List<String> featureDependencies(com.fasterxml.jackson.databind.JsonNode cmd, List<String> argv) throws Tools.ToolFailure;
-
-    /** One line of kafka-features describe (FeatureCommand.handleDescribe's format, its levelToString). */
-    String describeLine(String name, int lo, int hi, int fin, long epoch) {
-        return String.format("Feature: %s\tSupportedMinVersion: %s\tSupportedMaxVersion: %s\tFinalizedVersionLevel: %s\tEpoch: %s",
-            name, level(name, lo), level(name, hi), level(name, fin), epoch);
-    }
-
-    static String level(String name, int level) {
-        return org.apache.kafka.tools.KfcFeatureCommand.levelToString(name, (short) level);
-    }
 }
