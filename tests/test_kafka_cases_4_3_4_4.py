@@ -55,13 +55,13 @@ from test_kafka_cases_tools import (
     _features_tool_cmd,
     _mapping_contains,
     _mock_admin_cluster,
-    described,
     features_tool,
     fmt,
     kraft_cluster,
     stdout,
     tool_error,
 )
+from test_kafka_cases_tools import described as tools_described
 
 from reference_impl import Cluster
 
@@ -357,9 +357,17 @@ def test_TransactionLogTest(method: str, tag: str, profile: str, line: int, body
 # tools/src/test/java/org/apache/kafka/tools/FeatureCommandTest.java
 # =================================================================================================
 
+def described(out: dict[str, Any]) -> list[str]:
+    """The describe lines as assertFeatureOutput reads them from 4.3.0 (FeatureCommandTest.java:823-838@4.3.0):
+    fields apart by any whitespace (the padded columns, KAFKA-19941), so no tab; epoch cut off."""
+    lines = tools_described(out)
+    assert not any("\t" in x for x in lines), lines
+    return [" ".join(x.split()) + " " for x in lines]
+
+
 def describe_lines(fin: str, top: str, share_max: int) -> list[str]:
     """The seven sorted describe lines (assertFeatureOutput), epoch cut off."""
-    row = "Feature: {}\tSupportedMinVersion: {}\tSupportedMaxVersion: {}\tFinalizedVersionLevel: {}\t"
+    row = "Feature: {} SupportedMinVersion: {} SupportedMaxVersion: {} FinalizedVersionLevel: {} "
     return [row.format(ELR, 0, 1, 0), row.format("group.version", 0, 1, 0), row.format("kraft.version", 0, 1, 0),
             row.format(MV, "3.3-IV3", top, fin), row.format("share.version", 0, share_max, 0),
             row.format("streams.version", 0, 1, 0), row.format("transaction.version", 0, 2, 0)]
@@ -469,8 +477,8 @@ def _fc_handle_describe(tag: str, profile: str) -> None:
     sorted and by assertFeatureOutput (4.3)."""
     out = features_tool(_mock_admin_cluster(profile, 7, 8, 9), "describe")
     assert described(out) == [
-        "Feature: foo.bar\tSupportedMinVersion: 0\tSupportedMaxVersion: 10\tFinalizedVersionLevel: 5\t",
-        "Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 3.5-IV0\tFinalizedVersionLevel: 3.4-IV0\t"]
+        "Feature: foo.bar SupportedMinVersion: 0 SupportedMaxVersion: 10 FinalizedVersionLevel: 5 ",
+        "Feature: metadata.version SupportedMinVersion: 3.3-IV3 SupportedMaxVersion: 3.5-IV0 FinalizedVersionLevel: 3.4-IV0 "]
 
 
 def _fc_upgrade_unsupported_mv(tag: str, profile: str) -> None:
