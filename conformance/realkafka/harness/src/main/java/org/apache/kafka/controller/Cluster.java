@@ -579,12 +579,14 @@ final class Cluster {
         out.put("version", version);
         out.put("epoch", featuresOffset);  // as the controller it went to reports it
         out.put("epoch_before", featuresOffset);
-        if (cmd.has("node") && controllers.containsKey(cmd.get("node").asInt()) && cmd.get("node").asInt() != active) {
-            return err(out, Errors.NOT_CONTROLLER, "This is not the correct controller for this cluster.");
-        }
+        // A version the receiving node does not advertise is refused before any handler sees the request
+        // (the client's version negotiation), so before a standby controller's NOT_CONTROLLER.
         if (version < 0 || version > vmax) {
             return err(out, Errors.UNSUPPORTED_VERSION, "UpdateFeatures version " + version + " is not supported by "
                 + profile + " (0-" + vmax + ")");
+        }
+        if (cmd.has("node") && controllers.containsKey(cmd.get("node").asInt()) && cmd.get("node").asInt() != active) {
+            return err(out, Errors.NOT_CONTROLLER, "This is not the correct controller for this cluster.");
         }
         // ValidateOnly exists from v1 on (UpdateFeaturesRequest.json).
         UpdateFeaturesRequestData data = new UpdateFeaturesRequestData()
