@@ -163,8 +163,15 @@ def build(version: str) -> Harness:
     if (home / _DONE).is_file():  # another process built it meanwhile (and may be running it): keep that one
         shutil.rmtree(tmp, ignore_errors=True)
         return Harness(release, classes, seconds)
-    shutil.rmtree(home, ignore_errors=True)
-    tmp.rename(home)
+    if home.exists() and not (home / _DONE).is_file():
+        shutil.rmtree(home, ignore_errors=True)  # a build that never finished
+    try:
+        tmp.rename(home)  # atomic: a directory another process renamed in meanwhile is never replaced
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not (home / _DONE).is_file():
+            raise
+        return Harness(release, classes, seconds)
     _archive(Harness(release, classes, 0.0), version)  # after the rename: the archive names the jar's final path
     for old in home.parent.iterdir():
         # Builds of other sources of this release not used for a day: another checkout (a branch, a
