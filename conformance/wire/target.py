@@ -320,8 +320,9 @@ class KafkaTarget(Target):
         self.capabilities = frozenset(caps)
         return {**super().hello(), "tiers": list(self.tiers)}
 
-    def live(self) -> KafkaTarget:
-        return self
+    def live(self) -> KafkaTarget | None:
+        # With its control extension the cluster is reset and formatted like any target: not live.
+        return None if self.use_control else self
 
     def observe(self) -> Observation:
         """Read the cluster as it is now (every node, read-only)."""
