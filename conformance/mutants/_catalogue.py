@@ -10,6 +10,10 @@ An entry:
   edit         {"old": ..., "new": ...}: the seam's source with `old` replaced by `new`; or
   variant      the name of a hand-written replacement (_build.VARIANTS)
   witness      commands on which the mutant's outcome differs from the reference's
+  wire         "reachable": a cluster served with this bug (`kfc serve-broker --mutant NAME
+               --no-control`) shows it to a client through ApiVersions, UpdateFeatures, DescribeCluster or
+               broker registration, so the live tiers must kill it over kafka://; or
+               {"unreachable": why}: no such RPC can see it (a format behaviour, a tool's output, ...)
   diverges_on  optional: the outcome field that differs there.  "rule" (the default): the reference's
                outcome carries the rule (a refusal the mutant misses or misattributes)
 
@@ -35,7 +39,7 @@ from reference_impl.rules import RULES
 from . import _build
 
 SOURCE = "fixtures/mutants/catalogue.json"
-_REQUIRED = ("name", "rule", "profile", "description", "seam", "witness")
+_REQUIRED = ("name", "rule", "profile", "description", "seam", "wire", "witness")
 _OPTIONAL = ("edit", "variant", "diverges_on")
 
 
@@ -70,6 +74,10 @@ def entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
             raise bad(f"unknown profile {raw['profile']!r}")
         if ("edit" in raw) == ("variant" in raw):
             raise bad("needs exactly one of 'edit' and 'variant'")
+        wire = raw["wire"]
+        if wire != "reachable" and not (isinstance(wire, dict) and set(wire) == {"unreachable"}
+                                        and isinstance(wire["unreachable"], str) and wire["unreachable"].strip()):
+            raise bad(f"wire must be \"reachable\" or {{\"unreachable\": why}}, not {wire!r}")
         edit = raw.get("edit")
         if edit is not None and (set(edit) != {"old", "new"} or not all(isinstance(v, str) for v in edit.values())):
             raise bad(f"edit must be {{'old': text, 'new': text}}, not {edit!r}")
@@ -81,7 +89,8 @@ def entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
         if not witness:
             raise bad("empty witness")
         out.append({"name": name, "rule": raw["rule"], "profile": raw["profile"], "description": raw["description"],
-                    "seam": raw["seam"], "edit": (edit["old"], edit["new"]) if edit else None,
+                    "seam": raw["seam"], "wire_unreachable": None if wire == "reachable" else wire["unreachable"],
+                    "edit": (edit["old"], edit["new"]) if edit else None,
                     "variant": raw.get("variant"), "witness": witness,
                     "diverges_on": raw.get("diverges_on", "rule")})
     return out
