@@ -13,6 +13,8 @@ An entry:
   wire         "reachable": a cluster served with this bug (`kfc serve-broker --mutant NAME
                --no-control`) shows it to a client through ApiVersions, UpdateFeatures, DescribeCluster or
                broker registration, so the live tiers must kill it over kafka://; or
+               {"reachable_at": metadata.version}: the same, on a cluster formatted at that level
+               (served with --release-version: the state a client needs to see it); or
                {"unreachable": why}: no such RPC can see it (a format behaviour, a tool's output, ...)
   diverges_on  optional: the outcome field that differs there.  "rule" (the default): the reference's
                outcome carries the rule (a refusal the mutant misses or misattributes)
@@ -75,9 +77,11 @@ def entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
         if ("edit" in raw) == ("variant" in raw):
             raise bad("needs exactly one of 'edit' and 'variant'")
         wire = raw["wire"]
-        if wire != "reachable" and not (isinstance(wire, dict) and set(wire) == {"unreachable"}
-                                        and isinstance(wire["unreachable"], str) and wire["unreachable"].strip()):
-            raise bad(f"wire must be \"reachable\" or {{\"unreachable\": why}}, not {wire!r}")
+        said = next(iter(wire.values())) if isinstance(wire, dict) and len(wire) == 1 else None
+        if wire != "reachable" and not (isinstance(wire, dict) and set(wire) <= {"unreachable", "reachable_at"}
+                                        and isinstance(said, str) and said.strip()):
+            raise bad("wire must be \"reachable\", {\"reachable_at\": metadata.version} or "
+                      f"{{\"unreachable\": why}}, not {wire!r}")
         edit = raw.get("edit")
         if edit is not None and (set(edit) != {"old", "new"} or not all(isinstance(v, str) for v in edit.values())):
             raise bad(f"edit must be {{'old': text, 'new': text}}, not {edit!r}")
@@ -89,7 +93,8 @@ def entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
         if not witness:
             raise bad("empty witness")
         out.append({"name": name, "rule": raw["rule"], "profile": raw["profile"], "description": raw["description"],
-                    "seam": raw["seam"], "wire_unreachable": None if wire == "reachable" else wire["unreachable"],
+                    "seam": raw["seam"], "wire_unreachable": wire.get("unreachable") if isinstance(wire, dict) else None,
+                    "wire_release_version": wire.get("reachable_at") if isinstance(wire, dict) else None,
                     "edit": (edit["old"], edit["new"]) if edit else None,
                     "variant": raw.get("variant"), "witness": witness,
                     "diverges_on": raw.get("diverges_on", "rule")})
