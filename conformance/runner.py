@@ -214,8 +214,7 @@ def _wire_run(name: str, out: Path, hypothesis_profile: str, tiers: str, keyword
     m = MUTANTS[name]
     start = time.perf_counter()
     try:
-        at = ("--release-version", m.wire_release_version) if m.wire_release_version else ()
-        with ServeBroker("--no-control", "--mutant", name, *at, *WIRE_NODES, start_timeout=120) as sb:
+        with ServeBroker("--no-control", "--mutant", name, *m.wire_serve, *WIRE_NODES, start_timeout=120) as sb:
             spec = f"kafka://{sb.bootstrap}?controller={sb.info['controller']}&tiers={tiers}"
             code = run_suite_process(spec, m.profile, hypothesis_profile, out, exitfirst=True, keyword=keyword)
     except StartTimeout as e:  # slow, not broken: no verdict either way

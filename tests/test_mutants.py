@@ -170,7 +170,9 @@ def test_catalogue_is_the_registry():
     ({"wire": None}, "missing ['wire']"),
     ({"wire": "maybe"}, "wire must be"),
     ({"wire": {"unreachable": " "}}, "wire must be"),
-    ({"wire": {"unreachable": "x", "reachable_at": "3.9-IV0"}}, "wire must be"),
+    ({"wire": {"unreachable": "x", "reachable_with": ["--standalone"]}}, "wire must be"),
+    ({"wire": {"reachable_with": ["--release-version"]}}, "wire must be"),
+    ({"wire": {"reachable_with": ["--port", "1"]}}, "wire must be"),
 ])
 def test_catalogue_errors_name_the_mutant(changes, error):
     doc = _doc_with("negative-level-off-by-one", **changes)
@@ -281,4 +283,5 @@ def test_every_mutant_says_whether_a_client_sees_it_over_the_wire():
             assert len(m.wire_unreachable or "") > 20, m.name
     rows = {r["name"]: r["wire"] for r in mutant_rows()}
     assert all(rows[m.name].startswith("reachable") for m in reachable)
-    assert MUTANTS["update-skips-dependencies"].wire_release_version == "3.9-IV0"  # its dependency unmet there
+    assert MUTANTS["update-skips-dependencies"].wire_serve == ("--release-version", "3.9-IV0")  # a dependency unmet
+    assert MUTANTS["kraft-version-downgrade-allowed"].wire_serve == ("--standalone",)  # kraft.version 1

@@ -33,7 +33,7 @@ class Mutant:
     edit: tuple[str, str] | None  # (old, new) source fragment of the seam, or
     variant: str | None  # a hand-written replacement (_build.VARIANTS)
     wire_unreachable: str | None  # None: a client of the served mutant can see the bug (kafka://); else why not
-    wire_release_version: str | None  # served formatted at this metadata.version (None: the latest production)
+    wire_serve: tuple[str, ...]  # serve-broker options that start the cluster where a client sees the bug
     witness: tuple[dict[str, Any], ...]  # commands on which the mutant's outcome differs from the reference's
     # "rule": on the first diverging step the reference's outcome carries `rule` (a refusal the mutant
     # misses or misattributes).  Otherwise the outcome field the rule is about, which must differ there.
@@ -77,7 +77,7 @@ def parse_spec(arg: str) -> tuple[Mutant, str]:
 def mutant_rows() -> list[dict[str, str]]:
     return [{"name": m.name, "rule": m.rule, "kip": m.kip, "profile": m.profile, "description": m.description,
              "wire": (f"unreachable: {m.wire_unreachable}" if m.wire_unreachable is not None else
-                      f"reachable at metadata.version {m.wire_release_version}" if m.wire_release_version else
+                      f"reachable with serve-broker {' '.join(m.wire_serve)}" if m.wire_serve else
                       "reachable")}
             for m in MUTANTS.values()]
 
