@@ -9,6 +9,9 @@ releases; these are the edges a release's ranges never reach:
   min-above-F           a range of F whose minimum is above F's finalized level (KIP584-REG-01)
   omits-F               a registration that leaves out a finalized feature (KIP584-REG-02)
   without-mv            a registration without metadata.version (KIP1022-REG-02 / KIP584-REG-07)
+  downgrade-capable-fenced
+                        (KIP-1155) a fenced broker whose metadata.version stops one below the
+                        downgrade-capable level, then a downgrade is probed (KIP1155-DG-01)
 
 Only entries on which the reference refuses with the rule the entry is about are kept.  Every
 accepted registration is unregistered in the same sequence, so the cluster ends as it started."""
@@ -62,6 +65,15 @@ def _candidates(cluster: Cluster, node: int, probe_version: int | None) -> list[
                      "updates": [{"feature": name, "level": level, "upgrade_type": kind}]}
             out.append((f"fenced-narrow-{name}", "KIP584-UPD-04",
                         [_reg(node, {**base, name: narrow}), probe, unregister]))
+    capable = cluster.active_profile.behaviour.get("kip1155_downgrade_capable_level")
+    cur_mv = fin.get(MV, 0)
+    if probe_version is not None and cluster.active_profile.behaviour.get("kip1155") and capable \
+            and MV in base and base[MV][0] <= cur_mv < capable:
+        # KIP-1155: a metadata.version downgrade needs every node to support the downgrade-capable level.
+        probe = {"op": "update_features", "version": probe_version, "validate_only": True,
+                 "updates": [{"feature": MV, "level": cur_mv - 1, "upgrade_type": "SAFE_DOWNGRADE"}]}
+        out.append(("downgrade-capable-fenced", "KIP1155-DG-01",
+                    [_reg(node, {**base, MV: (base[MV][0], capable - 1)}), probe, unregister]))
     for name, cur in sorted(fin.items()):
         if name == KRAFT:
             continue
