@@ -195,18 +195,28 @@ WIRE_TIERS = "observe,probe,mutate,register"
 WIRE_NODES = ("--broker", "0", "--broker", "4", "--controller", "7")
 
 
-def run_wire_mutant(name: str, out: Path, hypothesis_profile: str, tiers: str = WIRE_TIERS) -> dict[str, Any]:
+def run_wire_mutant(name: str, out: Path, hypothesis_profile: str, tiers: str = WIRE_TIERS,
+                    keyword: str | None = None) -> dict[str, Any]:
     """The mutant served by `kfc serve-broker --mutant NAME --no-control`, checked over kafka:// with
-    the tiers given: is it killed, and by which tier."""
+    the tiers given: is it killed, and by which tier; and whether its catalogue entry says a client
+    can see its bug at all (`reachable`; else `unreachable`, why not)."""
+    from .mutants import MUTANTS
+
+    m = MUTANTS[name]
+    row = _wire_run(name, out, hypothesis_profile, tiers, keyword)
+    return {**row, "reachable": m.wire_reachable, "unreachable": m.wire_unreachable}
+
+
+def _wire_run(name: str, out: Path, hypothesis_profile: str, tiers: str, keyword: str | None) -> dict[str, Any]:
     from .mutants import MUTANTS
     from .wire.process import ServeBroker, StartTimeout
 
     m = MUTANTS[name]
     start = time.perf_counter()
     try:
-        with ServeBroker("--no-control", "--mutant", name, *WIRE_NODES, start_timeout=120) as sb:
+        with ServeBroker("--no-control", "--mutant", name, *m.wire_serve, *WIRE_NODES, start_timeout=120) as sb:
             spec = f"kafka://{sb.bootstrap}?controller={sb.info['controller']}&tiers={tiers}"
-            code = run_suite_process(spec, m.profile, hypothesis_profile, out, exitfirst=True)
+            code = run_suite_process(spec, m.profile, hypothesis_profile, out, exitfirst=True, keyword=keyword)
     except StartTimeout as e:  # slow, not broken: no verdict either way
         return {"killed": False, "tier": None, "first_failing_test": None, "repro": None, "note": str(e),
                 "seconds": round(time.perf_counter() - start, 2)}

@@ -130,6 +130,39 @@ def test_wire_mutant_is_killed_with_a_repro_against_the_live_cluster(tmp_path: P
     assert again.returncode == 1 and "live cluster" in again.stdout and "DIVERGED" in again.stdout, again.stdout
 
 
+# -- wire-reachable mutants die over the wire; the register catalogue finds nothing on serve-broker -----
+# A sample (the full sweep: `kfc mutants --run --wire`): the register tier's catalogue alone, whose
+# fenced-broker and registration edges the stateful model's drawn registrations rarely reach.
+
+REGISTER_SAMPLE = {"broker-support-skips-fenced": "KIP584-UPD-04", "registration-checks-max-only": "KIP584-REG-01"}
+
+
+def test_register_catalogue_conforms_on_serve_broker(tmp_path: Path) -> None:
+    with ServeBroker("--no-control", "--profile", "kafka-4.2", "--broker", "0", "--broker", "4", "--controller", "7") as sb:
+        run = _kfc("check", "--no-spark", "--target", _spec(sb, "tiers=observe,register"), "-k", "test_register",
+                   "--report", str(tmp_path / "r"))
+        log = "\n".join(sb.log)
+    assert run.returncode == 0 and "CONFORMS" in run.stdout, run.stdout[-3000:]
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    ran = {t["nodeid"].split("[")[1].rstrip("]") for t in summary["tests"] if t["status"] == "passed"}
+    kinds = {r.split("-")[0] for r in ran}
+    assert {"fenced", "min", "omits", "without"} <= kinds, ran
+    assert "api=BrokerRegistration" in log and "api=UnregisterBroker" in log
+
+
+@pytest.mark.parametrize("name", sorted(REGISTER_SAMPLE))
+def test_wire_reachable_mutant_is_killed_by_the_register_catalogue(name: str, tmp_path: Path) -> None:
+    from conformance.mutants import MUTANTS
+    from conformance.runner import run_wire_mutant
+
+    assert MUTANTS[name].wire_reachable and MUTANTS[name].rule == REGISTER_SAMPLE[name]
+    row = run_wire_mutant(name, tmp_path / name, "ci", tiers="observe,register", keyword="test_register")
+    assert row["killed"] and row["tier"] == "register", row
+    assert "test_register[" in row["first_failing_test"] and "--target" in (row["repro"] or ""), row
+    failed = [t for t in json.loads((tmp_path / name / "summary.json").read_text())["tests"] if t["status"] == "failed"]
+    assert (failed[0].get("divergence") or {}).get("rule") == REGISTER_SAMPLE[name], failed
+
+
 # -- a node that stops answering is a finding, and the run ends, bounded -------------------------------
 
 def test_a_node_that_stops_answering_ends_the_run_with_a_finding(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from conformance.mutants import (
 from conformance.targets import make_target, plugin_manager
 from conformance.targets.mutant import MutantTarget
 from conformance.targets.reference import ReferenceTarget
+from conformance.wire.target import WIRE_INEXPRESSIBLE
 from kfc.commands.check import mutants_cli
 from reference_impl import Cluster, lowlevel
 from reference_impl.coordinator import decode
@@ -121,7 +122,7 @@ def test_cli_lists_every_mutant():
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)
     assert rows == mutant_rows() and len(rows) == len(MUTANTS)
-    assert set(rows[0]) == {"name", "rule", "kip", "profile", "description"}
+    assert set(rows[0]) == {"name", "rule", "kip", "profile", "description", "wire"}
     res = CliRunner().invoke(mutants_cli, [])
     assert res.exit_code == 0 and all(n in res.output for n in MUTANTS)
 
@@ -166,6 +167,12 @@ def test_catalogue_is_the_registry():
     ({"witness": None}, "missing ['witness']"),
     ({"wittness": []}, "unknown ['wittness']"),
     ({"witness": []}, "empty witness"),
+    ({"wire": None}, "missing ['wire']"),
+    ({"wire": "maybe"}, "wire must be"),
+    ({"wire": {"unreachable": " "}}, "wire must be"),
+    ({"wire": {"unreachable": "x", "reachable_with": ["--standalone"]}}, "wire must be"),
+    ({"wire": {"reachable_with": ["--release-version"]}}, "wire must be"),
+    ({"wire": {"reachable_with": ["--port", "1"]}}, "wire must be"),
 ])
 def test_catalogue_errors_name_the_mutant(changes, error):
     doc = _doc_with("negative-level-off-by-one", **changes)
@@ -256,3 +263,25 @@ def test_lowlevel_replacement_reaches_modules_that_import_it():
     out = lowlevel.cluster_class("Tracing", Reader=TracingReader)("kafka-4.2").apply(load)
     assert out["op"] == "load_coordinator" and seen == ["OffsetCommitKey"]
     assert Cluster("kafka-4.2").apply(load) == out and seen == ["OffsetCommitKey"]
+
+
+# Ops of a witness that no Kafka RPC expresses (format only sets the witness up).
+_OFF_THE_WIRE = set(WIRE_INEXPRESSIBLE) - {"format"}
+
+
+def test_every_mutant_says_whether_a_client_sees_it_over_the_wire():
+    """Each mutant is declared wire-reachable (the live tiers must kill it over kafka://, see
+    tests/test_live.py) or unreachable with the reason; a witness that needs an op no RPC expresses,
+    or that is a format alone, cannot be reachable."""
+    reachable = [m for m in MUTANTS.values() if m.wire_reachable]
+    assert reachable and len(reachable) < len(MUTANTS)
+    for m in MUTANTS.values():
+        ops = {c["op"] for c in m.witness}
+        if ops & _OFF_THE_WIRE or ops == {"format"}:
+            assert not m.wire_reachable, f"{m.name}: its witness needs {sorted(ops)}, which no RPC reaches"
+        if not m.wire_reachable:
+            assert len(m.wire_unreachable or "") > 20, m.name
+    rows = {r["name"]: r["wire"] for r in mutant_rows()}
+    assert all(rows[m.name].startswith("reachable") for m in reachable)
+    assert MUTANTS["update-skips-dependencies"].wire_serve == ("--release-version", "3.9-IV0")  # a dependency unmet
+    assert MUTANTS["kraft-version-downgrade-allowed"].wire_serve == ("--standalone",)  # kraft.version 1

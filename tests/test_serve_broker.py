@@ -268,3 +268,14 @@ def test_bad_options_are_one_line_errors() -> None:
     out = subprocess.run([*SERVE, "--port", "0", "--release-version", "9.9-IV9"], check=False, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode != 0 and "Traceback" not in out.stderr and "9.9-IV9" in out.stderr
+
+
+def test_standalone_formats_a_dynamic_quorum_at_kraft_version_1() -> None:
+    """--standalone: kafka-storage format --standalone (the state kraft.version downgrades need)."""
+    from conformance.wire.server import BrokerServer
+
+    dynamic, static = BrokerServer("kafka-4.2", standalone=True), BrokerServer("kafka-4.2")
+    dynamic.bootstrap()
+    static.bootstrap()
+    assert dynamic.cluster.finalized_view().get("kraft.version") == 1 and not dynamic.cluster.static_quorum
+    assert "kraft.version" not in static.cluster.finalized_view() and static.cluster.static_quorum

@@ -12,6 +12,7 @@ from ..wire.view import Observation
 from .checks import Check, checks
 from .probes import Probe, probes
 from .protocol import LiveTarget
+from .registrations import Registration, registrations
 
 
 @dataclass
@@ -24,6 +25,7 @@ class LiveContext:
     checks: dict[str, Check] = field(default_factory=dict)
     probes: dict[str, Probe] = field(default_factory=dict)
     probe_rules: dict[str, str | None] = field(default_factory=dict)
+    registrations: dict[str, Registration] = field(default_factory=dict)
     blocked: dict[str, str] = field(default_factory=dict)  # tier -> why it sends nothing
     start_levels: dict[str, int] = field(default_factory=dict)
 
@@ -55,11 +57,13 @@ def build(target: LiveTarget, profile: str) -> LiveContext:
                 ctx.blocked[tier] = target.blocked.get(tier) or f"no reference state: {why}"
         return ctx
     ctx.blocked.update({k: v for k, v in target.blocked.items() if k in tiers})
+    node = obs.node(obs.active_controller) if obs.active_controller is not None else None
+    node = node or next((n for n in obs.brokers if n.advertises(codec.UPDATE_FEATURES)), None)
+    lo, hi = node.api_keys.get(codec.UPDATE_FEATURES, (0, -1)) if node else (0, -1)
+    versions = [v for v in range(max(lo, 1), min(hi, 2) + 1)]
+    if "register" in tiers and "register" not in ctx.blocked:
+        ctx.registrations = {r.id: r for r in registrations(state, profile, ctx.visible, max(versions, default=None))}
     if "probe" in tiers and "probe" not in ctx.blocked:
-        node = obs.node(obs.active_controller) if obs.active_controller is not None else None
-        node = node or next((n for n in obs.brokers if n.advertises(codec.UPDATE_FEATURES)), None)
-        lo, hi = node.api_keys.get(codec.UPDATE_FEATURES, (0, -1)) if node else (0, -1)
-        versions = [v for v in range(max(lo, 1), min(hi, 2) + 1)]
         if not versions:
             ctx.blocked["probe"] = "no node advertises UpdateFeatures v1+ (validate_only): nothing to probe"
             return ctx

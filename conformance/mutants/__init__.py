@@ -32,10 +32,16 @@ class Mutant:
     seam: str  # what the bug replaces: a name in reference_impl.lowlevel, or Class.attribute
     edit: tuple[str, str] | None  # (old, new) source fragment of the seam, or
     variant: str | None  # a hand-written replacement (_build.VARIANTS)
+    wire_unreachable: str | None  # None: a client of the served mutant can see the bug (kafka://); else why not
+    wire_serve: tuple[str, ...]  # serve-broker options that start the cluster where a client sees the bug
     witness: tuple[dict[str, Any], ...]  # commands on which the mutant's outcome differs from the reference's
     # "rule": on the first diverging step the reference's outcome carries `rule` (a refusal the mutant
     # misses or misattributes).  Otherwise the outcome field the rule is about, which must differ there.
     diverges_on: str = "rule"
+
+    @property
+    def wire_reachable(self) -> bool:
+        return self.wire_unreachable is None
 
     @property
     def kip(self) -> str:
@@ -69,7 +75,10 @@ def parse_spec(arg: str) -> tuple[Mutant, str]:
 
 
 def mutant_rows() -> list[dict[str, str]]:
-    return [{"name": m.name, "rule": m.rule, "kip": m.kip, "profile": m.profile, "description": m.description}
+    return [{"name": m.name, "rule": m.rule, "kip": m.kip, "profile": m.profile, "description": m.description,
+             "wire": (f"unreachable: {m.wire_unreachable}" if m.wire_unreachable is not None else
+                      f"reachable with serve-broker {' '.join(m.wire_serve)}" if m.wire_serve else
+                      "reachable")}
             for m in MUTANTS.values()]
 
 

@@ -10,6 +10,12 @@ An entry:
   edit         {"old": ..., "new": ...}: the seam's source with `old` replaced by `new`; or
   variant      the name of a hand-written replacement (_build.VARIANTS)
   witness      commands on which the mutant's outcome differs from the reference's
+  wire         "reachable": a cluster served with this bug (`kfc serve-broker --mutant NAME
+               --no-control`) shows it to a client through ApiVersions, UpdateFeatures, DescribeCluster or
+               broker registration, so the live tiers must kill it over kafka://; or
+               {"reachable_with": [serve-broker options]}: the same, on a cluster started so (the state
+               a client needs to see it: --release-version MV, --standalone); or
+               {"unreachable": why}: no such RPC can see it (a format behaviour, a tool's output, ...)
   diverges_on  optional: the outcome field that differs there.  "rule" (the default): the reference's
                outcome carries the rule (a refusal the mutant misses or misattributes)
 
@@ -35,7 +41,7 @@ from reference_impl.rules import RULES
 from . import _build
 
 SOURCE = "fixtures/mutants/catalogue.json"
-_REQUIRED = ("name", "rule", "profile", "description", "seam", "witness")
+_REQUIRED = ("name", "rule", "profile", "description", "seam", "wire", "witness")
 _OPTIONAL = ("edit", "variant", "diverges_on")
 
 
@@ -70,6 +76,10 @@ def entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
             raise bad(f"unknown profile {raw['profile']!r}")
         if ("edit" in raw) == ("variant" in raw):
             raise bad("needs exactly one of 'edit' and 'variant'")
+        wire = raw["wire"]
+        if wire != "reachable" and not _wire_ok(wire):
+            raise bad("wire must be \"reachable\", {\"reachable_with\": [serve-broker options]} or "
+                      f"{{\"unreachable\": why}}, not {wire!r}")
         edit = raw.get("edit")
         if edit is not None and (set(edit) != {"old", "new"} or not all(isinstance(v, str) for v in edit.values())):
             raise bad(f"edit must be {{'old': text, 'new': text}}, not {edit!r}")
@@ -81,10 +91,32 @@ def entries(doc: dict[str, Any]) -> list[dict[str, Any]]:
         if not witness:
             raise bad("empty witness")
         out.append({"name": name, "rule": raw["rule"], "profile": raw["profile"], "description": raw["description"],
-                    "seam": raw["seam"], "edit": (edit["old"], edit["new"]) if edit else None,
+                    "seam": raw["seam"], "wire_unreachable": wire.get("unreachable") if isinstance(wire, dict) else None,
+                    "wire_serve": tuple(wire.get("reachable_with", ())) if isinstance(wire, dict) else (),
+                    "edit": (edit["old"], edit["new"]) if edit else None,
                     "variant": raw.get("variant"), "witness": witness,
                     "diverges_on": raw.get("diverges_on", "rule")})
     return out
+
+
+# serve-broker options a wire-reachable mutant may need (each value-taking one with its value)
+SERVE_OPTIONS = {"--release-version": 1, "--standalone": 0}
+
+
+def _wire_ok(wire: Any) -> bool:
+    if not isinstance(wire, dict) or len(wire) != 1:
+        return False
+    if "unreachable" in wire:
+        return isinstance(wire["unreachable"], str) and bool(wire["unreachable"].strip())
+    args = wire.get("reachable_with")
+    if not isinstance(args, list) or not args or not all(isinstance(a, str) for a in args):
+        return False
+    i = 0
+    while i < len(args):  # options we know, each with its value
+        if args[i] not in SERVE_OPTIONS:
+            return False
+        i += 1 + SERVE_OPTIONS[args[i]]
+    return i == len(args)
 
 
 def neutral_commands(doc: dict[str, Any], profile: str) -> list[dict[str, Any]]:

@@ -5,7 +5,10 @@ observe  the invariants of what every node says (conformance.live.checks), and e
 probe    UpdateFeatures with validate_only across the check order (conformance.live.probes), each
          answered by the reference from the same state; the cluster must be unchanged after it
 
-mutate and register run in the stateful model (test_stateful); these tests exist only when the
+register the registration catalogue (conformance.live.registrations): one synthetic broker at the
+         edges of the registration and UpdateFeatures checks, unregistered after each
+
+mutate and register also run in the stateful model (test_stateful); these tests exist only when the
 target states its state (a `kafka://` target without control=1).  A tier that cannot run here is
 skipped with the reason or the finding that blocks it."""
 
@@ -26,7 +29,7 @@ def _placeholder(metafunc: pytest.Metafunc, name: str) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    names = [n for n in ("observe_check", "node_version", "probe_id") if n in metafunc.fixturenames]
+    names = [n for n in ("observe_check", "node_version", "probe_id", "registration_id") if n in metafunc.fixturenames]
     if not names:
         return
     ctx = live_context(metafunc.config)
@@ -49,6 +52,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                                            marks=[pytest.mark.kfc_rule("KIP584-API-01" if v < 3 else "KIP584-OBS-04"),
                                                   pytest.mark.kfc_tier("observe")]))
         metafunc.parametrize(name, params or [pytest.param("-", marks=pytest.mark.kfc_not_here)])
+    elif name == "registration_id":
+        if "register" not in ctx.tiers:
+            _placeholder(metafunc, name)  # a tier the user did not ask for is not part of the run
+            return
+        metafunc.parametrize(name, [pytest.param(r.id, id=r.id, marks=[pytest.mark.kfc_rule(r.rule),
+                                                                      pytest.mark.kfc_tier("register")])
+                                    for r in ctx.registrations.values()] or [
+            pytest.param("none", id="register", marks=pytest.mark.kfc_tier("register"))])
     elif "probe" not in ctx.tiers:
         _placeholder(metafunc, name)  # a tier the user did not ask for is not part of the run
     else:
@@ -112,3 +123,21 @@ def test_probe(request: pytest.FixtureRequest, probe_id: str, live: Any, kfc_tar
     finally:
         if session.engine.first is not None:
             live.target.dirty = True  # the cluster moved: the next test observes it afresh
+
+
+def test_register(request: pytest.FixtureRequest, registration_id: str, live: Any, kfc_target: Any) -> None:
+    request.node.user_properties.append(("kfc_tier", "register"))
+    if registration_id not in live.registrations:
+        pytest.skip(live.blocked.get("register", "no registration can be built for this cluster"))
+    reg = live.registrations[registration_id]
+    session = Session(kfc_target, live.profile)
+    try:
+        run_steps(request, session, list(reg.commands), f"live:register:{registration_id}", [reg.rule])
+    finally:
+        if session.engine.first is not None:
+            # The cluster answered otherwise: whatever it registered goes (a refusal here changes nothing).
+            live.target.dirty = True
+            try:
+                live.target.apply({"op": "unregister", "node": reg.node})
+            except TargetError:
+                pass  # the finding is the divergence; the observation is taken afresh anyway

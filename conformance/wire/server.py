@@ -69,7 +69,7 @@ class BrokerServer:
                  release_version: str | None = None, idle_timeout: float = 30.0, max_frame: int = MAX_FRAME,
                  control: bool = True, log: Any = None, brokers: list[tuple[int, str | None]] | None = None,
                  controllers: list[tuple[int, str | None]] | None = None,
-                 cluster_factory: Callable[[str], Cluster] | None = None):
+                 cluster_factory: Callable[[str], Cluster] | None = None, standalone: bool = False):
         self.profile = load_profile(profile).name
         self.n_brokers, self.host, self.base_port = nodes, host, base_port
         # The start-up cluster: brokers (id, release) and controllers (id, release; the first is active).
@@ -78,6 +78,7 @@ class BrokerServer:
         self.make_cluster: Callable[[str], Cluster] = cluster_factory or Cluster
         self.release_version, self.idle_timeout, self.max_frame = release_version, idle_timeout, max_frame
         self.control_enabled = control
+        self.standalone = standalone  # a dynamic quorum (kraft.version 1), as `kafka-storage format --standalone`
         self.log_stream = log if log is not None else sys.stderr
         self.cluster = self.make_cluster(self.profile)
         self.listeners: dict[int, asyncio.Server] = {}
@@ -94,9 +95,12 @@ class BrokerServer:
         releases = [load_profile(sw or self.profile) for _, sw in self.broker_specs + self.controller_specs]
         rv = self.release_version or p.mv_name(min(r.mv_latest_production for r in releases))
         controllers = [{"id": n, **({"software": sw} if sw else {})} for n, sw in self.controller_specs]
-        out = self.cluster.apply({"op": "format", "release_version": rv, "controllers": controllers})
+        fmt = {"op": "format", "release_version": rv, "controllers": controllers,
+               **({"standalone": True} if self.standalone else {})}
+        out = self.cluster.apply(fmt)
         if out["error"] != "NONE":
-            raise InputError(f"format --release-version {rv}: {out['message']}")
+            raise InputError(f"format --release-version {rv}{' --standalone' if self.standalone else ''}: "
+                             f"{out['message']}")
         for node, software in self.broker_specs:
             cmd: dict[str, Any] = {"op": "register", "role": "broker", "node": node}
             if software:

@@ -451,7 +451,8 @@ def replay_trace_command(trace_file: str, target: str) -> None:
 @click.option("--jobs", default=2, show_default=True, help="Mutants checked in parallel.")
 @click.option("--report", "report", default="reports/mutants", show_default=True, type=click.Path(file_okay=False))
 @click.option("--wire", is_flag=True, help="Also serve each mutant with `kfc serve-broker --mutant --no-control` "
-              "and check it over kafka:// (tiers observe,probe,mutate,register): the wire column.")
+              "and check it over kafka:// (tiers observe,probe,mutate,register): the wire column.  A survivor "
+              "its catalogue entry declares wire-reachable fails the run.")
 @click.option("--model-alone", is_flag=True, help="Run only the stateful model (no example tables, no "
               "regressions, no corpus replay): what the model kills by itself, how many steps it walked "
               "before the first divergence and how short Hypothesis shrank it.")
@@ -503,13 +504,23 @@ def mutants_cli(as_json: bool, run: bool, only: tuple[str, ...], jobs: int, repo
                 cells[3:4] = [str(model.get("steps_to_first", "-")), str(model.get("shrunk_length", "-"))]
             if wire:
                 wr = row["wire"]
-                cells += [f"[green]yes[/] ({wr['tier']})" if wr["killed"] else "[yellow]no[/] (not reachable live)",
-                          f"{wr['seconds']:.1f}"]
+                if wr["killed"]:
+                    said = f"[green]yes[/] ({wr['tier']})"
+                elif wr["reachable"]:
+                    said = "[red]NO[/] (reachable over the wire)"
+                else:
+                    said = "[yellow]no[/] (unreachable: see kfc mutants --json)"
+                cells += [said, f"{wr['seconds']:.1f}"]
             table.add_row(*cells)
         console.print(table)
         rate = 100.0 * sum(bool(row["killed"]) for row in ran) / len(ran)
         console.print(f"kill rate {rate:.0f}%  ({root / 'mutants.json'})")
         if wire:
             wired = sum(bool(row["wire"]["killed"]) for row in ran)
-            console.print(f"wire (kafka://, no control): {wired}/{len(ran)} killed by the live tiers")
-    sys.exit(0 if all(row["killed"] for row in ran) else 1)
+            reachable = [row for row in ran if row["wire"]["reachable"]]
+            console.print(f"wire (kafka://, no control): {wired}/{len(ran)} killed by the live tiers; "
+                          f"{sum(bool(row['wire']['killed']) for row in reachable)}/{len(reachable)} of the "
+                          "wire-reachable ones")
+    # Over the wire every mutant its catalogue entry declares reachable must be killed as well.
+    survivors = [row for row in ran if wire and row["wire"]["reachable"] and not row["wire"]["killed"]]
+    sys.exit(0 if all(row["killed"] for row in ran) and not survivors else 1)

@@ -56,6 +56,8 @@ def serve_command(spec: str, verbose: bool) -> None:
               help="Base port: brokers on BASE..BASE+N-1, the controller on BASE+N; 0 picks free ports.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback unless told).")
 @click.option("--release-version", default=None, help="metadata.version to format with (default: latest production).")
+@click.option("--standalone", is_flag=True, help="Format a dynamic quorum of the one controller (kafka-storage "
+              "format --standalone: kraft.version 1), not static voters.")
 @click.option("--idle-timeout", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600),
               help="Close a connection idle this many seconds.")
 @click.option("--max-frame", default=MAX_FRAME, show_default=True, type=click.IntRange(64, 64 << 20),
@@ -71,7 +73,7 @@ def serve_command(spec: str, verbose: bool) -> None:
               help="Serve a seeded mutant of the reference instead (kfc mutants lists them).")
 def serve_broker_command(profile: str | None, nodes: int, port: int, host: str, release_version: str | None,
                          idle_timeout: float, max_frame: int, control: bool, brokers: tuple[str, ...],
-                         controllers: tuple[str, ...], mutant: str | None) -> None:
+                         controllers: tuple[str, ...], mutant: str | None, standalone: bool) -> None:
     """Serve the reference model over the Kafka protocol (feature APIs) until SIGINT/SIGTERM.
 
     The first stdout line is JSON with the listeners' ports; one log line per request goes to stderr.
@@ -94,7 +96,8 @@ def serve_broker_command(profile: str | None, nodes: int, port: int, host: str, 
         raise click.ClickException(f"--port {port} leaves no room for {count} broker(s) and the controller(s)")
     try:
         server = BrokerServer(profile, nodes, host, port, release_version, idle_timeout, max_frame, control,
-                              brokers=broker_specs, controllers=controller_specs, cluster_factory=factory)
+                              brokers=broker_specs, controllers=controller_specs, cluster_factory=factory,
+                              standalone=standalone)
         server.bootstrap()
     except InputError as e:
         raise click.ClickException(str(e)) from None
