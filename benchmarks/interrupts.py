@@ -87,9 +87,11 @@ def bench(name: str, args: list[str], runs: int, work: Path, rng: random.Random)
         row = one(args, work, rng.uniform(0.0, duration))
         rows.append(row)
         ok = row["code"] == 130 and row["lines"] == ["interrupted"]
+        left = (f"  LEFT {row['left'][:2]}" if row["left"] else "") + \
+            (f"  SCRATCH {row['scratch'][:3]}" if row["scratch"] else "")
         print(f"  {name} {i + 1}/{runs}: at {row['delay']:.2f} s -> "
               + (f"exit {row['code']} in {row['stop_seconds']:.2f} s" if row["signalled"] else "ended before")
-              + ("" if ok or not row["signalled"] else f"  BAD {row['lines'][-3:]}"), file=sys.stderr)
+              + ("" if ok or not row["signalled"] else f"  BAD {row['lines'][-3:]}") + left, file=sys.stderr)
     hit = [r for r in rows if r["signalled"]]
     good = [r for r in hit if r["code"] == 130 and r["lines"] == ["interrupted"]]
     slowest = max((r["stop_seconds"] for r in hit), default=0.0)

@@ -44,6 +44,7 @@ class Trap:
         self.signum = 0
         self._raised = False
         self._hold = 0
+        self._signals = 0  # handler runs so far (a plain int: the handler takes no locks)
         self._outer: Trap | None = None
         self._armed = False
         self._previous: dict[int, signal.Handlers | Callable[..., object] | int | None] = {}
@@ -56,6 +57,7 @@ class Trap:
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
         self.pressed = True
+        self._signals += 1
         self.signum = self.signum or signum
         if self._outer is not None:
             self._outer.pressed = True  # the enclosing command sees it too
@@ -128,18 +130,28 @@ class Trap:
         """Stop the watcher (it delivers nothing after this) and put the previous handlers back."""
         if not self._armed:
             return
-        self._stop.set()
-        assert self._pipe is not None and self._watcher is not None
-        with contextlib.suppress(OSError):
-            os.write(self._pipe[1], b"q")
-        self._watcher.join(5)
-        for sig, previous in self._previous.items():
-            signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
-        self._previous.clear()
-        for fd in self._pipe:
+        # Held throughout: an interrupt the watcher delivered just before stopping runs our handler
+        # here (inside Event.set or the join); raised, it would cut this short, leaving the watcher
+        # delivering again every half second or our handler installed.
+        signals = self._signals
+        self._hold += 1
+        try:
+            self._stop.set()
+            assert self._pipe is not None and self._watcher is not None
             with contextlib.suppress(OSError):
-                os.close(fd)
-        self._pipe, self._watcher, self._armed, self._outer = None, None, False, None
+                os.write(self._pipe[1], b"q")
+            self._watcher.join(5)
+            for sig, previous in self._previous.items():
+                signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
+            self._previous.clear()
+            for fd in self._pipe:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._pipe, self._watcher, self._armed, self._outer = None, None, False, None
+        finally:
+            self._hold -= 1
+        if self._signals != signals and not self._raised:
+            raise KeyboardInterrupt  # a Ctrl-C that came while disarming, never raised: not lost
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[Trap]:

@@ -16,6 +16,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .live.context import LiveContext
+    from .live.protocol import LiveTarget
 
 KIP_LINKS = {
     "KIP-584": "https://cwiki.apache.org/confluence/display/KAFKA/KIP-584%3A+Versioning+scheme+for+features",
@@ -47,6 +48,7 @@ PROVIDED = pytest.StashKey[tuple[Any, dict[str, Any]]]()  # (target, hello) of t
 OWNED = pytest.StashKey[Any]()  # a target the plugin made, closed at the end
 EXPECTATIONS = pytest.StashKey[Any]()  # conformance.expectations.Expectations of --kfc-expectations
 LIVE = pytest.StashKey[Any]()  # conformance.live.context.LiveContext of a live target, or None
+REQUESTS_AT = pytest.StashKey[int]()  # an item's: requests the live target had sent when its setup began
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -190,6 +192,32 @@ def _kfc_allure_labels(request: pytest.FixtureRequest) -> None:
         allure.dynamic.link(KIP_LINKS.get(kip, ""), name=kip)
 
 
+def _live_target(config: pytest.Config) -> LiveTarget | None:
+    """The running cluster of this run, once the target is made (never made here), else None."""
+    provided = config.stash.get(PROVIDED, None)
+    return provided[0].live() if provided is not None else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    live = _live_target(item.config)
+    if live is not None:
+        item.stash[REQUESTS_AT] = live.requests_sent
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A live test's report carries the requests it sent to the cluster (setup included)."""
+    outcome = yield
+    start = item.stash.get(REQUESTS_AT, None)
+    live = _live_target(item.config)
+    if start is None or live is None:
+        return
+    report = outcome.get_result()
+    if report.when == "call" or (report.when == "setup" and (report.skipped or report.failed)):
+        report.user_properties.append(("kfc_requests", live.requests_sent - start))
+
+
 def repro_line(config: pytest.Config, trace_path: Path) -> str:
     spec = config.getoption("--kfc-target")
     return f"kfc replay-trace {shlex.quote(str(trace_path))} --target {shlex.quote(spec)}"
@@ -216,7 +244,7 @@ class _Results:
             "nodeid": report.nodeid, "status": status, "duration": round(report.duration, 4),
             "rules": props.get("kfc_rules", []), "divergence": props.get("kfc_divergence"),
             "repro": props.get("kfc_repro"), "tier": props.get("kfc_tier"), "restore": props.get("kfc_restore"),
-            "model": props.get("kfc_model"),
+            "model": props.get("kfc_model"), "requests": props.get("kfc_requests"),
             "summary": _first_line(report) if report.failed or report.skipped else None})
 
     @pytest.hookimpl(trylast=True)
@@ -249,10 +277,23 @@ class _Results:
             "tests": sorted(results, key=lambda r: r["nodeid"]),
             "coverage": _merged_coverage(out / "coverage"),
         }
+        requests = requests_by_tier(results)
+        if requests:
+            summary["requests_by_tier"] = requests
         restore = next((dict(r["restore"]) for r in results if r.get("restore")), None)
         if restore:
             summary["restore"] = restore
         (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+
+
+def requests_by_tier(results: list[dict[str, Any]]) -> dict[str, int]:
+    """Requests sent to a live cluster by the tests of each tier (a test without a tier: examples)."""
+    out: dict[str, int] = {}
+    for r in results:
+        if r.get("requests") is not None:
+            tier = r.get("tier") or "examples/regressions"
+            out[tier] = out.get(tier, 0) + r["requests"]
+    return out
 
 
 def allure_environment(config: pytest.Config) -> dict[str, str]:
@@ -279,6 +320,8 @@ def allure_environment(config: pytest.Config) -> dict[str, str]:
         "python": platform.python_version(),
         "pytest": pytest.__version__,
         "hypothesis": dist("hypothesis"),
+        # a live run: what each tier sent to the cluster (a test count hides thousands of requests)
+        **{f"requests.{tier}": str(n) for tier, n in requests_by_tier(config.stash.get(RESULTS, [])).items()},
     }
 
 

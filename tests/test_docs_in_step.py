@@ -74,3 +74,10 @@ def test_wire_md_real_cluster_steps_agree_with_the_tiers() -> None:
     # The default tiers change nothing; only mutate / register do, and they are opt-in.
     assert "tiers=observe,probe,mutate" in steps and "change nothing" in steps
     assert "They can still finalize and downgrade features" not in steps
+
+
+def test_wire_md_option_table_is_the_parsers() -> None:
+    from conformance.wire.spec import OPTIONS
+
+    table = _section((ROOT / "docs" / "wire.md").read_text(), "| option | default | meaning |")
+    assert set(re.findall(r"^\| `(\w+)=", table, re.MULTILINE)) == set(OPTIONS)

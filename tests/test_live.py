@@ -96,6 +96,15 @@ def test_live_run_against_serve_broker_conforms_and_restores(tmp_path: Path) -> 
     assert len(executed) >= 100, len(executed)
     assert any(t.get("tier") == "mutate" and t["status"] == "passed" for t in summary["tests"])
     assert summary["restore"]["not_restored"] == [] and after == before, (before, after, summary.get("restore"))
+    # Requests sent per tier, from the run's request budget: the one mutate test sends many.
+    sent = summary["requests_by_tier"]
+    assert all(sent.get(tier, 0) > 0 for tier in ("observe", "probe", "mutate")), sent
+    assert sent["probe"] >= len([t for t in executed if t["tier"] == "probe"])
+    mutate_tests = [t for t in summary["tests"] if t.get("tier") == "mutate"]
+    assert sent["mutate"] > len(mutate_tests) and sum(t["requests"] for t in mutate_tests) == sent["mutate"]
+    assert f"mutate: {len(mutate_tests)} executed" in run.stdout and f"{sent['mutate']:,} request(s) sent" in run.stdout
+    environment = (tmp_path / "r" / "allure-results" / "environment.properties").read_text().splitlines()
+    assert f"requests.mutate={sent['mutate']}" in environment, environment  # the HTML report's Environment
     cluster = json.loads((tmp_path / "r" / "cluster.json").read_text())
     assert sorted(n["id"] for n in cluster["nodes"]) == [0, 5, 7]
     # Safety: nothing was sent that a node does not advertise, and no control request at all.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -89,6 +90,20 @@ def test_spec_options() -> None:
     for bad in ("kafka://", "kafka://host", "kafka://h:1?nope=1", "kafka://h:1?timeout=-1"):
         with pytest.raises(ValueError):
             parse_spec(bad)
+
+
+def test_the_unknown_target_error_lists_every_kafka_option_the_parser_accepts() -> None:
+    from conformance.wire.spec import OPTIONS
+
+    with pytest.raises(ValueError) as err:
+        make_target("nosuchkind:x")
+    listed = re.search(r"kafka://[^ ]*?\?([^\]]*)\]", str(err.value))
+    assert listed is not None, str(err.value)
+    names = {pair.split("=")[0] for pair in listed.group(1).split("&")}
+    assert names == set(OPTIONS)
+    # and each one is accepted by the parser with the placeholder's kind of value
+    parse_spec("kafka://h:1?tiers=observe&timeout=2&max_requests=3&rate=4&client_id=x&profile=p"
+               "&allow_register=1&control=1&controller=h:2")
 
 
 def test_without_allow_register_registration_is_not_a_capability(broker: ServeBroker) -> None:

@@ -18,6 +18,10 @@ class LiveTarget(Transport, Protocol):
     blocked: dict[str, str]  # tier -> why it can do nothing on this cluster
     dirty: bool  # a write happened since the last observation: observe afresh
 
+    @property
+    def requests_sent(self) -> int:  # so far, to every node: the summary counts them per test and tier
+        ...
+
     def observe(self) -> Observation:
         ...
 

@@ -17,5 +17,7 @@ def kfc_make_target(spec: str) -> Target | None:
 
 @hookimpl
 def kfc_target_kinds() -> list[str]:
-    return ["kafka://HOST:PORT[,HOST:PORT…][?controller=H:P&timeout=S&client_id=ID&allow_register=1&control=1]"]
+    from .spec import usage
+
+    return [usage()]
 

@@ -8,8 +8,9 @@ because they change the cluster.  Node ids are found through Metadata and Descri
 (KIP-919 endpoint type 2 on a controller listener).  With `control=1` (only `kfc serve-broker`
 answers it) reset and format reach the reference behind the server through our control extension.
 
-Options: controller=HOST:PORT, timeout=SECONDS (default 5), client_id=ID (default kfc),
-allow_register=1, control=1, profile=NAME (the release the cluster runs, without control).
+Options (conformance/wire/spec.py, which parses them): controller=HOST:PORT, tiers=…, timeout=SECONDS
+(default 5), max_requests=N, rate=PER_S, client_id=ID (default kfc), profile=NAME (the release the
+cluster runs, without control), allow_register=1, control=1.
 """
 
 from __future__ import annotations
@@ -17,18 +18,14 @@ from __future__ import annotations
 import time
 import uuid
 from typing import Any
-from urllib.parse import parse_qs
 
 from ..targets.base import Target, TargetError
 from . import codec
 from .client import Budget, NodeClient, WireError
 from .observe import Observation, observe, restore_command, send_request
+from .spec import parse_address, parse_spec
 
 UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
-# What a live run may do to a running cluster (docs/wire.md): observe reads, probe sends
-# UpdateFeatures with validate_only, mutate changes levels, register adds synthetic nodes.
-TIERS = ("observe", "probe", "mutate", "register")
-DEFAULT_TIERS = ("observe", "probe")
 TIER_OPS = {"observe": ("describe", "api_versions"), "probe": ("update_features",), "mutate": ("update_features",),
             "register": ("register", "unregister")}
 KIO_MAX = {codec.API_VERSIONS: 5, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}
@@ -37,61 +34,6 @@ KIO_MAX = {codec.API_VERSIONS: 5, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTR
 WIRE_INEXPRESSIBLE = ("format", "restore_state", "version_mapping", "feature_dependencies", "features_tool",
                       "add_metadata", "snapshot", "load_snapshot", "load_coordinator", "state")
 _INCARNATION_NS = uuid.UUID("6b66632d-7769-7265-2d69-6e6361726e61")  # fixed: same text, same incarnation
-
-
-def _addr(text: str, what: str) -> tuple[str, int]:
-    host, sep, port = text.strip().rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"{what}: expected HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
-
-
-def parse_spec(spec: str) -> dict[str, Any]:
-    """`kafka://h:p,h:p?k=v&…` -> bootstrap addresses and options (ValueError with the reason)."""
-    if not spec.startswith("kafka://"):
-        raise ValueError(f"not a kafka:// spec: {spec!r}")
-    rest = spec[len("kafka://"):]
-    where, _, query = rest.partition("?")
-    bootstrap = [_addr(a, "kafka:// bootstrap") for a in where.split(",") if a.strip()]
-    if not bootstrap:
-        raise ValueError("kafka:// needs at least one HOST:PORT")
-    opts = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
-    known = {"controller", "timeout", "client_id", "allow_register", "control", "profile", "tiers", "max_requests",
-             "rate"}
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise ValueError(f"kafka:// unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    try:
-        timeout = float(opts.get("timeout", "5"))
-    except ValueError:
-        raise ValueError(f"kafka:// timeout must be a number of seconds, got {opts['timeout']!r}") from None
-    if not 0 < timeout <= 600:
-        raise ValueError("kafka:// timeout must be in (0, 600] seconds")
-    flag = {"1", "true", "yes", "on"}
-    tiers = [t.strip() for t in opts.get("tiers", ",".join(DEFAULT_TIERS)).split(",") if t.strip()]
-    bad = [t for t in tiers if t not in TIERS]
-    if bad or not tiers:
-        raise ValueError(f"kafka:// tiers: unknown tier(s) {', '.join(bad) or '(none given)'}; known: {', '.join(TIERS)}")
-    allow_register = opts.get("allow_register", "0").lower() in flag
-    if allow_register and "register" not in tiers:
-        tiers.append("register")  # allow_register=1 is the older name of the register tier
-    return {"bootstrap": bootstrap, "timeout": timeout, "client_id": opts.get("client_id", "kfc"),
-            "controller": _addr(opts["controller"], "kafka:// controller") if opts.get("controller") else None,
-            "allow_register": "register" in tiers, "tiers": tuple(t for t in TIERS if t in tiers),
-            "control": opts.get("control", "0").lower() in flag, "profile": opts.get("profile") or None,
-            "max_requests": _positive(opts, "max_requests", int), "rate": _positive(opts, "rate", float)}
-
-
-def _positive(opts: dict[str, str], name: str, kind: Any) -> Any:
-    if not opts.get(name):
-        return None
-    try:
-        value = kind(opts[name])
-    except ValueError:
-        raise ValueError(f"kafka:// {name} must be a {'whole ' if kind is int else ''}number, got {opts[name]!r}") from None
-    if value <= 0:
-        raise ValueError(f"kafka:// {name} must be above 0, got {opts[name]!r}")
-    return value
 
 
 def _schema(kind: str, api_key: int, version: int) -> Any:
@@ -160,7 +102,7 @@ class KafkaTarget(Target):
 
     def _take_addresses(self, reply: dict[str, Any]) -> None:
         if reply.get("controller"):
-            self.controller_addr = _addr(reply["controller"], "control reply")
+            self.controller_addr = parse_address(reply["controller"], "control reply")
         if reply.get("profile"):
             self.profile = reply["profile"]
         self.formatted = bool(reply.get("formatted", self.formatted))
@@ -323,6 +265,11 @@ class KafkaTarget(Target):
     def live(self) -> KafkaTarget | None:
         # With its control extension the cluster is reset and formatted like any target: not live.
         return None if self.use_control else self
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests sent to the cluster so far (the run's budget counts them)."""
+        return self.budget.spent
 
     def observe(self) -> Observation:
         """Read the cluster as it is now (every node, read-only)."""

@@ -87,7 +87,7 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
                       "(what each profile reaches: docs/matrices.md in the kafka-feature-conformance repository)")
     if any(t.get("tier") for t in tests):
         console.print("tests executed per tier:", markup=False)
-        print_tiers(console, tests)
+        print_tiers(console, tests, summary.get("requests_by_tier") or {})
     restore = summary.get("restore")
     if restore:
         left = restore.get("not_restored") or []
@@ -323,7 +323,7 @@ def _cause(test: dict[str, Any]) -> str:
     return _failing_rule(test) or "(no rule)"
 
 
-def print_tiers(console: Any, tests: list[dict[str, Any]]) -> None:
+def print_tiers(console: Any, tests: list[dict[str, Any]], requests: dict[str, int]) -> None:
     tiers: dict[str, Counter[str]] = defaultdict(Counter)
     for t in tests:
         tiers[t.get("tier") or "examples/regressions"][t["status"]] += 1
@@ -331,8 +331,9 @@ def print_tiers(console: Any, tests: list[dict[str, Any]]) -> None:
     for tier in sorted(tiers, key=lambda x: order.index(x) if x in order else 99):
         c = tiers[tier]
         executed = sum(v for k, v in c.items() if k in ("passed", "failed", "unexpectedly-passed", "xfailed"))
-        console.print(f"  {tier}: {executed} executed (" + ", ".join(f"{k} {v}" for k, v in sorted(c.items())) + ")",
-                      markup=False)
+        sent = f", {requests[tier]:,} request(s) sent" if tier in requests else ""
+        console.print(f"  {tier}: {executed} executed (" + ", ".join(f"{k} {v}" for k, v in sorted(c.items())) + ")"
+                      + sent, markup=False)
 
 
 def escape_path(path: Path) -> str:
