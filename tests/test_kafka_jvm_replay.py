@@ -37,15 +37,19 @@ def _slice(expressible: int, other: int, caps: frozenset[str] = HARNESS_OPS
            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The first traces of the bundled corpus a target with `caps` can run, and the first it cannot (an
     op it lacks); traces with a node on another release (replay skips them on kafka-jvm) are neither."""
+    from conformance.realkafka.target import node_wire
     from conformance.replay import foreign_software
+    from reference_impl import load_profile, profile_names
 
     runs = frozenset({"kafka-4.1", "kafka-4.1.0", "kafka-4.1.1"})  # what kafka-jvm:4.1.1 runs
+    own = node_wire(load_profile("kafka-4.1.1").behaviour)  # and whose nodes its builders answer for
+    nodes = frozenset(n for n in profile_names() if node_wire(load_profile(n).behaviour) == own)
     can, cannot = [], []
     for row in read_corpus(CORPUS):
         assert row.trace is not None
         if missing_ops(row.trace, caps):
             cannot.append(row.trace)
-        elif foreign_software(row.trace, runs) is None:
+        elif foreign_software(row.trace, runs, nodes) is None:
             can.append(row.trace)
         if len(can) >= expressible and len(cannot) >= other:
             break

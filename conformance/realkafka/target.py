@@ -39,7 +39,7 @@ NODE_WIRE_BEHAVIOURS = ("min0_ranges_below_v4", "api_versions_max_version", "bro
                         "controller_reports_kraft_version")
 
 
-def _node_wire(behaviour: dict[str, Any]) -> tuple[Any, ...]:
+def node_wire(behaviour: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(behaviour.get(k) for k in NODE_WIRE_BEHAVIOURS)
 
 
@@ -73,8 +73,8 @@ class KafkaJvmTarget(SubprocessTarget):
         self.active_software = frozenset(n for n in profile_names() if not self._foreign(n))
         # A node of another release is emulated from its ranges by this release's builders: faithful
         # only where that release's nodes put the same things on the wire.
-        own = _node_wire(load_profile(self.own_profile).behaviour)
-        self.node_software = frozenset(n for n in profile_names() if _node_wire(load_profile(n).behaviour) == own)
+        own = node_wire(load_profile(self.own_profile).behaviour)
+        self.node_software = frozenset(n for n in profile_names() if node_wire(load_profile(n).behaviour) == own)
 
     def _foreign(self, software: Any) -> bool:
         from reference_impl import InputError, load_profile
