@@ -436,7 +436,13 @@ class Grammar:
         upgrade = {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
                    "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}
         # Upgraded first, a standby then rolled back below the finalized level cannot replay it (REPLAY-01).
-        return [upgrade, roll] if ch.chance(0.4, "upgrade first") else [roll, upgrade]
+        steps = [upgrade, roll] if ch.chance(0.4, "upgrade first") else [roll, upgrade]
+        current = cluster.node(node)
+        if older == [p.name] and current is not None and current.profile.name == p.name:
+            # The oldest release has nothing older: the voter first runs a newer release, then comes back.
+            newer = self._runnable(ch.pick(self.names[self.names.index(p.name) + 1:] or [p.name], "newer release"))
+            steps.insert(0, {"op": "register", "role": "controller", "node": node, "software": newer})
+        return steps
 
     def roll_broker(self, ch: Chooser, cluster: Cluster) -> dict[str, Any]:
         """A rolling upgrade or rollback: a registered broker restarts on the next or previous release."""
