@@ -12,10 +12,10 @@ import sys
 import time
 
 from conformance.live.context import build
+from conformance.live.target import KafkaTarget
+from conformance.serving.process import ServeBroker
 from conformance.session import Session
 from conformance.targets import make_target
-from conformance.wire.process import ServeBroker
-from conformance.wire.target import KafkaTarget
 
 NODES = ("--no-control", "--broker", "0", "--broker", "4", "--controller", "7")
 

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conformance.serving.process import ServeBroker
 from conformance.wire import codec
 from conformance.wire.client import NodeClient
-from conformance.wire.process import ServeBroker
 from reference_impl import Cluster
 
 UPDATES = [("metadata.version", 29), ("group.version", 1), ("transaction.version", 2)]

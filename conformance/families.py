@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-MV, KRAFT = "metadata.version", "kraft.version"
+from reference_impl import KRAFT, MV
 
 FAMILIES: dict[str, str] = {
     "static-quorum": "a cluster formatted with static voters (controller.quorum.voters)",

@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
-from reference_impl import Cluster, Profile, load_profile, profile_names
+from reference_impl import KRAFT, MV, Cluster, Profile, load_profile, profile_names
 
 T = TypeVar("T")
 
-MV, KRAFT = "metadata.version", "kraft.version"
-UPGRADE_TYPES = ("UPGRADE", "SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE", "UNKNOWN")
+UPGRADE_TYPES = ("UPGRADE", "SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE", "UNKNOWN")  # drawing order (corpus bytes)
 PAYLOADS = ("scram_credential", "delegation_token", "directory_assignment", "elr_partition_state",
             "cordoned_log_dir")
 BROKER_IDS = (1, 2, 3)

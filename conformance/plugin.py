@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from .verdicts import NOTHING_CHECKED, repro_command, suite_verdict
 
 if TYPE_CHECKING:
     from .live.context import LiveContext
@@ -219,8 +220,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def repro_line(config: pytest.Config, trace_path: Path) -> str:
-    spec = config.getoption("--kfc-target")
-    return f"kfc replay-trace {shlex.quote(str(trace_path))} --target {shlex.quote(spec)}"
+    return repro_command(trace_path, config.getoption("--kfc-target"))
 
 
 # -- results summary ---------------------------------------------------------------------------------
@@ -258,13 +258,9 @@ class _Results:
         counts: dict[str, int] = {}
         for r in results:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
-        # An expected failure checks nothing: a run of skips and xfails only is no conformance.
-        checked = sum(counts.get(k, 0) for k in ("passed", "failed", "unexpectedly-passed"))
-        if checked == 0 and session.exitstatus == 0:
+        verdict = suite_verdict(counts, int(session.exitstatus))
+        if verdict == NOTHING_CHECKED and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # a run that checked nothing is no pass
-        failed = counts.get("failed", 0) + counts.get("unexpectedly-passed", 0)
-        verdict = "NOTHING CHECKED" if checked == 0 else ("DOES NOT CONFORM" if failed or session.exitstatus
-                                                          else "CONFORMS")
         out = report_dir(self.config)
         out.mkdir(parents=True, exist_ok=True)
         summary = {

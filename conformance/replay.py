@@ -360,12 +360,11 @@ def shrink_failures(results_dir: Path, target: Any, target_spec: str, traces_dir
                     capabilities: frozenset[str] | None, *, limit: int = 5) -> list[dict[str, Any]]:
     """The first `limit` non-passing traces of a replay's results (by trace id), each shrunk on the
     target with the one engine, written as a trace, with its divergence and a one-line repro."""
-    import shlex
-
     import pyarrow.parquet as pq
 
     from .engine import shrink
     from .trace import make_trace, write_trace
+    from .verdicts import repro_command
 
     files = sorted(Path(results_dir).glob("*.parquet"))
     rows: list[dict[str, Any]] = []
@@ -382,8 +381,7 @@ def shrink_failures(results_dir: Path, target: Any, target_spec: str, traces_dir
             written = make_trace(small["profile"], small["steps"], source=small["source"],
                                  rules=small.get("rules"), initial=small.get("initial"), target=target_spec)
             path = write_trace(written, traces_dir)
-            entry.update(path=str(path), repro=f"kfc replay-trace {shlex.quote(str(path))} --target "
-                                               f"{shlex.quote(target_spec)}",
+            entry.update(path=str(path), repro=repro_command(path, target_spec),
                          divergence={"step": len(small["steps"]) - 1, "op": last["command"].get("op"),
                                      "rule": (small.get("rules") or [None])[0], "failure": None,
                                      "diffs": [{"text": d} for d in last.get("diff", [])]})

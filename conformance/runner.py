@@ -13,11 +13,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pluggy import HookimplMarker
 
 from .interrupts import Trap
+
+if TYPE_CHECKING:
+    from .targets.base import Target
 
 pytest_hookimpl = HookimplMarker("pytest")
 
@@ -28,7 +31,7 @@ class RunError(Exception):
     """The run could not start (bad target, bad profile): one line for the user."""
 
 
-def open_target(target_spec: str, profile: str | None) -> tuple[Any, str, dict[str, Any]]:
+def open_target(target_spec: str, profile: str | None) -> tuple[Target, str, dict[str, Any]]:
     """Make the target once: (target, the profile under check -- the target's own unless given -- , hello)."""
     from reference_impl import DEFAULT_PROFILE, InputError, load_profile
 
@@ -39,7 +42,7 @@ def open_target(target_spec: str, profile: str | None) -> tuple[Any, str, dict[s
     except (ValueError, TargetError) as e:
         raise RunError(str(e)) from None
     try:
-        if profile and getattr(target, "accepts_profile", False):
+        if profile and target.accepts_profile:
             target.profile = load_profile(profile).name  # a live cluster's release, as the user names it
         hello = target.hello()
         return target, load_profile(profile or hello.get("profile") or DEFAULT_PROFILE).name, hello
@@ -171,17 +174,17 @@ def run_suite(target: str, profile: str, hypothesis_profile: str, report: Path, 
     return int(code)
 
 
-def run_suite_process(target: str, profile: str, hypothesis_profile: str, report: Path, **options: Any) -> int:
-    """The suite in a child `kfc check` (mutant runs, in parallel: one process each)."""
+def run_suite_process(target: str, profile: str, hypothesis_profile: str, report: Path, *, exitfirst: bool = False,
+                      keyword: str | None = None) -> int:
+    """The suite in a child process (`python -m conformance`; mutant runs, in parallel: one process each)."""
     if report.exists():
         shutil.rmtree(report)
     report.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "kfc", "check", "--no-spark", "--target", target, "--profile", profile,
-           "--hypothesis-profile", hypothesis_profile, "--report", str(report)]
-    if options.get("exitfirst"):
+    cmd = [sys.executable, "-m", "conformance", target, profile, hypothesis_profile, str(report)]
+    if exitfirst:
         cmd.append("-x")
-    if options.get("keyword"):
-        cmd += ["-k", options["keyword"]]
+    if keyword:
+        cmd += ["-k", keyword]
     return subprocess.call(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=os.getcwd())
 
 
@@ -209,7 +212,7 @@ def run_wire_mutant(name: str, out: Path, hypothesis_profile: str, tiers: str = 
 
 def _wire_run(name: str, out: Path, hypothesis_profile: str, tiers: str, keyword: str | None) -> dict[str, Any]:
     from .mutants import MUTANTS
-    from .wire.process import ServeBroker, StartTimeout
+    from .serving.process import ServeBroker, StartTimeout
 
     m = MUTANTS[name]
     start = time.perf_counter()

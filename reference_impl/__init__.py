@@ -6,14 +6,27 @@
     0
 """
 
-from ._catalog import DEFAULT_PROFILE, Profile, load_profile, profile_names
+from ._catalog import (
+           DEFAULT_PROFILE,
+           KRAFT,
+           MV,
+           UPGRADE_TYPE_NAMES,
+           UPGRADE_TYPES,
+           Profile,
+           load_profile,
+           profile_names,
+)
 from ._errors import ERROR_CODES, InputError
 from .api import OPS, Cluster, apply
 
 __all__ = [
            "DEFAULT_PROFILE",
            "ERROR_CODES",
+           "KRAFT",
+           "MV",
            "OPS",
+           "UPGRADE_TYPES",
+           "UPGRADE_TYPE_NAMES",
            "Cluster",
            "InputError",
            "Profile",

@@ -12,6 +12,9 @@ from .data import fixtures
 
 MV = "metadata.version"
 KRAFT = "kraft.version"
+# UpdateFeatures v1+ upgrade types by name (the request carries the number)
+UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
+UPGRADE_TYPE_NAMES = {v: k for k, v in UPGRADE_TYPES.items()}
 DEFAULT_PROFILE = "kafka-4.4"  # the newest verified release
 
 

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._catalog import KRAFT, MV, Profile
+from ._catalog import KRAFT, MV, UPGRADE_TYPES, Profile
 from ._cluster import CONTROLLER_REGISTRATION_MV, PAYLOAD_KINDS, Node, Ranges
 from ._javaorder import java_hashmap_order
 
 if TYPE_CHECKING:
     from .api import Cluster
 
-UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
-UPGRADE_TYPE_NAMES = {v: k for k, v in UPGRADE_TYPES.items()}
 ELR = "eligible.leader.replicas.version"
 FAIL_ALL_PREFIX = "The update failed for all features since the following feature had an error: "
 

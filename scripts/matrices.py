@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.families import FAMILIES, exists, reached
-from conformance.suite.test_stateful import reached_in_ci
+from conformance.stateful import reached_in_ci
 from reference_impl import load_profile, profile_names
 from reference_impl.rules import RULES
 

@@ -193,7 +193,7 @@ def test_generated_commands_are_well_formed() -> None:
 @pytest.mark.parametrize("profile", ["kafka-3.7", "kafka-3.9", "kafka-4.2", "kip-1155"])
 def test_stateful_machine_commands_are_well_formed(profile: str) -> None:
     """The ci run of the stateful model, on a reference target that checks what it is sent."""
-    from conformance.suite.test_stateful import Run
+    from conformance.stateful import Run
     from conformance.targets.reference import ReferenceTarget
 
     sent: list[dict[str, Any]] = []

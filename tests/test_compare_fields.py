@@ -205,7 +205,7 @@ def test_the_hello_carries_unreported_and_unknown_names_are_refused() -> None:
 
 
 def test_the_kafka_target_declares_what_the_wire_cannot_show() -> None:
-    from conformance.wire.target import KafkaTarget
+    from conformance.live.target import KafkaTarget
 
     assert {"records", "epoch_before", "lost", "snapshot", "request", "response"} <= KafkaTarget.unreported
     assert KafkaTarget.unreported <= REPORTABLE

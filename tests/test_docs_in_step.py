@@ -77,7 +77,7 @@ def test_wire_md_real_cluster_steps_agree_with_the_tiers() -> None:
 
 
 def test_wire_md_option_table_is_the_parsers() -> None:
-    from conformance.wire.spec import OPTIONS
+    from conformance.live.spec import OPTIONS
 
     table = _section((ROOT / "docs" / "wire.md").read_text(), "| option | default | meaning |")
     assert set(re.findall(r"^\| `(\w+)=", table, re.MULTILINE)) == set(OPTIONS)

@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 
 from conformance.live import checks as c
+from conformance.live.infer import infer_software
+from conformance.live.observe import FeatureView, NodeView, Observation, restore_command
 from conformance.wire import codec
-from conformance.wire.infer import infer_software
-from conformance.wire.observe import FeatureView, NodeView, Observation, restore_command
 from reference_impl import Cluster, load_profile
 
 MV, KRAFT = "metadata.version", "kraft.version"
@@ -222,7 +222,7 @@ def test_a_whole_cluster_not_caught_up_says_why_nothing_needing_a_metadata_versi
 
 
 def test_levels_arriving_on_a_node_that_was_catching_up_are_not_a_change(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.wire import observe
+    from conformance.live import observe
 
     late = _node(8, "controller", {}, -1)
     monkeypatch.setattr(observe, "read_features", lambda target, addr, keys: {4: FeatureView(4, {}, FIN, 41)})
@@ -236,9 +236,9 @@ def test_levels_arriving_on_a_node_that_was_catching_up_are_not_a_change(monkeyp
 # -- over the wire: serve-broker holding a controller that has not caught up, observed by kfc check ----
 
 def test_live_observe_run_names_a_controller_not_caught_up_and_conforms(tmp_path: Path) -> None:
+    from conformance.live.observe import send_request
+    from conformance.serving.process import ServeBroker
     from conformance.targets import make_target
-    from conformance.wire.observe import send_request
-    from conformance.wire.process import ServeBroker
 
     with ServeBroker("--profile", "kafka-4.4") as sb:
         t = make_target(sb.spec("control=1"))

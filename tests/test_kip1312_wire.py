@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from kio.serial import entity_writer
 
+from conformance.live.target import KafkaTarget
+from conformance.serving.process import ServeBroker
 from conformance.session import Session
 from conformance.wire import codec
-from conformance.wire.process import ServeBroker
-from conformance.wire.target import KafkaTarget
 
 STALE = {"metadata.version": [7, 33], "share.version": [0, 1], "kraft.version": [0, 1], "group.version": [0, 1],
          "transaction.version": [0, 2], "eligible.leader.replicas.version": [0, 1], "streams.version": [0, 1]}

@@ -17,7 +17,7 @@ def test_import_contracts_are_kept() -> None:
     run = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "3 kept, 0 broken" in run.stdout
+    assert "5 kept, 0 broken" in run.stdout
 
 
 def _imports(path: Path) -> set[str]:
@@ -33,6 +33,14 @@ def _imports(path: Path) -> set[str]:
 def test_only_spark_checks_touches_spark() -> None:
     offenders = [str(p.relative_to(ROOT)) for pkg in ("kfc", "reference_impl", "conformance")
                  for p in (ROOT / pkg).rglob("*.py") if any(m.split(".")[0] == "pyspark" for m in _imports(p))]
+    assert offenders == []
+
+
+def test_no_library_starts_the_application() -> None:
+    """Children the libraries start (serve-broker, one suite per mutant) run library entry points
+    (`python -m conformance.serving`, `python -m conformance`), never `kfc`, the layer above them."""
+    offenders = [str(p.relative_to(ROOT)) for pkg in ("reference_impl", "conformance", "spark_checks")
+                 for p in (ROOT / pkg).rglob("*.py") if '"-m", "kfc"' in p.read_text()]
     assert offenders == []
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conformance.wire.process import ServeBroker
+from conformance.serving.process import ServeBroker
 from reference_impl import Cluster
 
 MIXED = ("--no-control", "--profile", "kafka-4.2", "--broker", "0=kafka-4.1", "--broker", "5=kafka-4.2",

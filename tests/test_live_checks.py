@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from conformance.live import checks as c
+from conformance.live.infer import infer_profile, infer_software
+from conformance.live.observe import FeatureView, NodeView, Observation, restore_command
 from conformance.live.probes import probes
 from conformance.wire import codec
 from conformance.wire.client import Anomaly
-from conformance.wire.infer import infer_profile, infer_software
-from conformance.wire.observe import FeatureView, NodeView, Observation, restore_command
 from reference_impl import Cluster, load_profile
 
 P = "kafka-4.2"
@@ -83,7 +83,7 @@ class _Reader:
                                                      (41, {**FIN, "group.version": (0, 0)}, False)])
 def test_epoch_never_goes_back_and_levels_hold(monkeypatch: pytest.MonkeyPatch, epoch: int,
                                                 levels: dict[str, tuple[int, int]], ok: bool) -> None:
-    from conformance.wire import observe
+    from conformance.live import observe
 
     node = _node(0)
     again = {v: FeatureView(v, f.supported, dict(levels), epoch) for v, f in node.features.items()}

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance.wire.process import ServeBroker
+from conformance.serving.process import ServeBroker
 
 ROOT = Path(__file__).resolve().parent.parent
 MIXED = ("--no-control", "--profile", "kafka-4.2", "--broker", "0=kafka-4.1", "--broker", "5=kafka-4.2",

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from conformance.compare import compare
+from conformance.live.target import WIRE_INEXPRESSIBLE
 from conformance.mutants import (
     MUTANTS,
     _build,
@@ -24,7 +25,6 @@ from conformance.mutants import (
 from conformance.targets import make_target, plugin_manager
 from conformance.targets.mutant import MutantTarget
 from conformance.targets.reference import ReferenceTarget
-from conformance.wire.target import WIRE_INEXPRESSIBLE
 from kfc.commands.check import mutants_cli
 from reference_impl import Cluster, lowlevel
 from reference_impl.coordinator import decode

@@ -13,7 +13,7 @@ import pytest
 
 from conformance.engine import Lockstep
 from conformance.trace import make_trace
-from kfc.commands.replay import replay_verdict
+from conformance.verdicts import replay_verdict
 from reference_impl import Cluster
 
 

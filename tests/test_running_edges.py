@@ -192,7 +192,7 @@ def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
 
 
 def test_the_summary_lists_rules_not_covered_and_skips_by_reason() -> None:
-    from kfc.commands.check import skipped_lines, uncovered_lines
+    from conformance.verdicts import skipped_lines, uncovered_lines
     from reference_impl.rules import RULES
 
     kip584 = sorted(r for r, rule in RULES.items() if rule.kip == "KIP-584")

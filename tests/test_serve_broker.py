@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.serving.process import ServeBroker
 from conformance.wire import codec
 from conformance.wire.client import NodeClient
-from conformance.wire.process import ServeBroker
 from reference_impl import Cluster
 
 SERVE = [sys.executable, "-m", "kfc", "serve-broker"]
@@ -272,7 +272,7 @@ def test_bad_options_are_one_line_errors() -> None:
 
 def test_standalone_formats_a_dynamic_quorum_at_kraft_version_1() -> None:
     """--standalone: kafka-storage format --standalone (the state kraft.version downgrades need)."""
-    from conformance.wire.server import BrokerServer
+    from conformance.serving.broker import BrokerServer
 
     dynamic, static = BrokerServer("kafka-4.2", standalone=True), BrokerServer("kafka-4.2")
     dynamic.bootstrap()

@@ -27,7 +27,7 @@ SEED = 11
 # (exit 3, mid-request) on CRASH_OP -- a crash inside a Spark task.
 CRASHING_TARGET = """\
 import json, os, sys
-from conformance.serve import handle
+from conformance.serving.jsonlines import handle
 from conformance.targets import make_target
 target = make_target("reference")
 for line in sys.stdin:

@@ -14,7 +14,7 @@ import pytest
 from conformance.families import FAMILIES, exists, instances, missing
 from conformance.generate import generate_one
 from conformance.model import outcome_rules
-from conformance.suite.test_stateful import reached_in_ci
+from conformance.stateful import reached_in_ci
 from reference_impl import load_profile, profile_names
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ import jsonschema
 import pluggy
 import pytest
 
-from conformance.serve import serve
+from conformance.serving.jsonlines import serve
 from conformance.targets import TargetError, hookspecs, jsonlines
 from conformance.targets.jsonlines import SubprocessTarget, parse_spec
 from conformance.targets.reference import ReferenceTarget

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from conformance.live.target import KafkaTarget, parse_spec
+from conformance.serving.process import ServeBroker
 from conformance.session import Session
 from conformance.targets import TargetError, make_target
-from conformance.wire.process import ServeBroker
-from conformance.wire.target import KafkaTarget, parse_spec
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_spec_options() -> None:
 
 
 def test_the_unknown_target_error_lists_every_kafka_option_the_parser_accepts() -> None:
-    from conformance.wire.spec import OPTIONS
+    from conformance.live.spec import OPTIONS
 
     with pytest.raises(ValueError) as err:
         make_target("nosuchkind:x")

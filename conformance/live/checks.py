@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ..wire import codec
-from ..wire.observe import MV, NodeView, Observation
-from ..wire.transport import Transport
+from reference_impl import KRAFT
 
-KRAFT = "kraft.version"
+from ..wire import codec
+from ..wire.transport import Transport
+from .observe import MV, NodeView, Observation
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def min0_omitted_below_v4(node: NodeView, profile: str) -> list[str]:
 def epoch_never_goes_back(target: Transport, node: NodeView) -> list[str]:
     """The epoch is an offset: a later read never shows a smaller one.  (It may grow with no write of
     ours: KRaft appends NoOpRecords every metadata.max.idle.interval.ms, KIP-835.)"""
-    from ..wire.observe import read_features
+    from .observe import read_features
 
     before = node.newest
     assert before is not None

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire import codec
-from ..wire.view import Observation
 from .checks import Check, checks
 from .probes import Probe, probes
 from .protocol import LiveTarget
 from .registrations import Registration, registrations
+from .view import Observation
 
 
 @dataclass

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-MV = "metadata.version"
+from reference_impl import MV
+
 UNKNOWN = "kfc.unknown.feature"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..wire.transport import Transport
-from ..wire.view import Observation
+from .view import Observation
 
 
 class LiveTarget(Transport, Protocol):

@@ -21,10 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl import Cluster, load_profile
-
-MV = "metadata.version"
-KRAFT = "kraft.version"  # lives in the raft layer: left to the stateful model
+from reference_impl import KRAFT, MV, Cluster, load_profile
 
 
 @dataclass(frozen=True)
@@ -53,6 +50,7 @@ def _candidates(cluster: Cluster, node: int, probe_version: int | None) -> list[
     if probe_version is not None:
         for name in sorted(supported, key=lambda n: (n == MV, n)):  # metadata.version's own checks come first
             cur, (lo, hi) = fin.get(name, 0), supported[name]
+            # kraft.version lives in the raft layer: left to the stateful model
             if name not in base or name == KRAFT:
                 continue
             if cur < hi:  # its range stops at the finalized level: an upgrade is refused

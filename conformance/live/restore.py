@@ -16,8 +16,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-MV = "metadata.version"
-KRAFT = "kraft.version"
+from reference_impl import KRAFT, MV
 
 Apply = Callable[[dict[str, Any]], dict[str, Any]]
 

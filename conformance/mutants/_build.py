@@ -20,10 +20,8 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from reference_impl import lowlevel
+from reference_impl import MV, lowlevel
 from reference_impl.lowlevel import Cluster
-
-MV = "metadata.version"
 
 
 def resolve(seam: str) -> Any:

@@ -108,6 +108,14 @@ def _at_least(release: Release, major: int, minor: int) -> bool:
     return (int(parts[0]), int(parts[1])) >= (major, minor)
 
 
+def check_quorum(version: str, quorum: str | None) -> None:
+    """A dynamic quorum on a release without KIP-853 is bad input, told before anything is fetched."""
+    parts = version.split(".")
+    if quorum == "dynamic" and parts[0].isdigit() and parts[1:2] and parts[1].isdigit() \
+            and (int(parts[0]), int(parts[1])) < (3, 9):
+        raise ClusterError(f"Kafka {version} has no dynamic quorum (KIP-853 came in 3.9): use static voters")
+
+
 def _free_ports(n: int) -> list[int]:
     socks = []
     try:
@@ -286,9 +294,7 @@ class KafkaCluster:
             quorum = "dynamic" if self.release.line >= 4 else "static"
         if quorum not in ("static", "dynamic"):
             raise ClusterError(f"quorum {quorum!r}: static or dynamic")
-        if quorum == "dynamic" and not _at_least(self.release, 3, 9):
-            raise ClusterError(f"Kafka {self.release.version} has no dynamic quorum (KIP-853 came in 3.9): "
-                               "use static voters")
+        check_quorum(self.release.version, quorum)
         self.combined, self.quorum = combined, quorum
         self.n_brokers, self.n_controllers = brokers, (brokers if combined else controllers)
         self.release_version = release_version

@@ -20,7 +20,7 @@ BUILTIN_KINDS = (
     "conformance.targets.jsonlines",   # subprocess:COMMAND LINE
     "conformance.targets.mutant",      # mutant:NAME[@PROFILE]
     "conformance.realkafka.target",   # kafka-jvm:VERSION (Kafka's own classes)
-    "conformance.wire.plugin",        # kafka://HOST:PORT[?…]
+    "conformance.live.plugin",        # kafka://HOST:PORT[?…]
 )
 
 

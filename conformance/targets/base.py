@@ -46,6 +46,9 @@ class Target(abc.ABC):
     unreported: frozenset[str] = frozenset()  # outcome fields it cannot report: not compared for it
     # Making one starts a process (a JVM: seconds): a corpus replay makes one per core, not per slice.
     starts_a_process = False
+    # The release it runs can be named before the hello (a live cluster: `kfc check --profile` sets
+    # `profile` first, and inference from what it advertises is skipped); others report their own.
+    accepts_profile = False
 
     def hello(self) -> dict[str, Any]:
         caps = self.capabilities if self.capabilities is not None else all_ops()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 import time
@@ -22,6 +21,18 @@ from conformance.runner import (
     run_mutants,
     run_suite,
 )
+from conformance.verdicts import (
+    CONFORMS,
+    DOES_NOT_CONFORM,
+    EXECUTED,
+    INPUT_ERRORS,
+    NOTHING_CHECKED,
+    failing_rule,
+    group_findings,
+    overall_verdict,
+    skipped_lines,
+    uncovered_lines,
+)
 from reference_impl.data import fixtures
 
 from .._errors import interruptible
@@ -36,7 +47,7 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False, width=width)
 
 
-VERDICT_STYLE = {"CONFORMS": "green", "DOES NOT CONFORM": "red", "INPUT ERRORS": "red", "NOTHING CHECKED": "red"}
+VERDICT_STYLE = {CONFORMS: "green", DOES_NOT_CONFORM: "red", INPUT_ERRORS: "red", NOTHING_CHECKED: "red"}
 
 
 def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: float) -> None:
@@ -57,7 +68,7 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
             kip = RULES[rid].kip if rid in RULES else "?"
             slot = by_kip.setdefault(kip, {"rules": set(), "failing": set()})
             slot["rules"].add(rid)
-        failing = _failing_rule(t)
+        failing = failing_rule(t)
         if failing:
             by_kip.setdefault(RULES[failing].kip if failing in RULES else "?",
                               {"rules": set(), "failing": set()})["failing"].add(failing)
@@ -97,77 +108,6 @@ def print_summary(console: Any, summary: dict[str, Any], report: Path, elapsed: 
     failures = [t for t in tests if t["status"] in ("failed", "unexpectedly-passed")]
     if failures:
         print_findings(console, failures, report)
-
-
-EXECUTED = ("passed", "failed", "unexpectedly-passed")
-
-
-def uncovered_lines(tests: list[dict[str, Any]], covered: set[str], kips: set[str]) -> list[str]:
-    """The rules of the KIPs under check that no test exercised, grouped by why: their tests were
-    skipped (the skip reason), expected to fail, or no test of this run carries them."""
-    from reference_impl.rules import RULES
-
-    missing = sorted(r for r, rule in RULES.items() if rule.kip in kips and r not in covered)
-    if not missing:
-        return []
-    why: dict[str, list[str]] = defaultdict(list)
-    for rid in missing:
-        mine = [t for t in tests if rid in (t.get("rules") or [])]
-        if mine and all(t["status"] == "skipped" for t in mine):
-            reasons = sorted({_reason(t) for t in mine})
-            why["skipped: " + "; ".join(reasons[:2]) + (" …" if len(reasons) > 2 else "")].append(rid)
-        elif mine and all(t["status"] in ("skipped", "xfailed") for t in mine):
-            why["expected to fail (expectations file)"].append(rid)
-        elif RULES[rid].area == "observe":
-            why["checked on a live cluster only (kafka:// target, observe tier)"].append(rid)
-        else:
-            why["no test of this profile and target reaches it"].append(rid)
-    total = sum(1 for rule in RULES.values() if rule.kip in kips)
-    lines = [f"rules not covered: {len(missing)} of {total}"]
-    for reason, rids in sorted(why.items(), key=lambda kv: -len(kv[1])):
-        lines.append(f"  {reason}: {', '.join(rids)}")
-    return lines
-
-
-def _reason(test: dict[str, Any]) -> str:
-    text = str(test.get("summary") or "no reason given")
-    return text.removeprefix("Skipped: ")[:160]
-
-
-def skipped_lines(tests: list[dict[str, Any]]) -> list[str]:
-    """Skipped tests grouped by their reason, most first."""
-    reasons = Counter(_reason(t) for t in tests if t["status"] == "skipped")
-    if not reasons:
-        return []
-    lines = [f"skipped: {sum(reasons.values())} test(s), by reason"]
-    for reason, n in reasons.most_common(8):
-        lines.append(f"  {n:>5}  {reason}")
-    if len(reasons) > 8:
-        lines.append(f"  {sum(n for _, n in reasons.most_common()[8:]):>5}  ({len(reasons) - 8} other reasons)")
-    return lines
-
-
-def _failing_rule(test: dict[str, Any]) -> str | None:
-    """The rule a failing test broke: the one its diverging expected outcome carries."""
-    if test["status"] not in ("failed", "unexpectedly-passed"):
-        return None
-    div = test.get("divergence") or {}
-    if div.get("rule"):
-        return str(div["rule"])
-    return None
-
-
-def overall_verdict(suite: dict[str, Any], spark: dict[str, Any] | None) -> str:
-    """One verdict for the run, consistent with the exit code."""
-    verdict = suite.get("verdict") or ("CONFORMS" if suite["exit_status"] == 0 else "DOES NOT CONFORM")
-    if spark is None or verdict != "CONFORMS":
-        return str(verdict)
-    counts = spark["by_status"]
-    if counts.get("diverged") or counts.get("target-error") or spark["rows_in"] != spark["rows_out"]:
-        return "DOES NOT CONFORM"
-    if counts.get("input-error"):
-        return "INPUT ERRORS"
-    return "CONFORMS"
 
 
 SPARK_EXTRA = "kafka-feature-conformance[spark]"
@@ -234,7 +174,7 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
             console.print("\n".join(tail), markup=False)
             raise click.ClickException(f"the suite did not run (pytest exit {code}); log: {out / 'pytest.log'}")
         spark_summary = None
-        if spark and summary.get("verdict") != "NOTHING CHECKED" and not (exitfirst and code != 0):
+        if spark and summary.get("verdict") != NOTHING_CHECKED and not (exitfirst and code != 0):
             spark_summary = spark_stage(console, target, made, prof, out, spark_master,
                                         frozenset(hello.get("capabilities") or ()))
     finally:
@@ -247,7 +187,7 @@ def check_command(target: str, profile: str | None, hypothesis_profile: str, rep
     (out / "verdict").write_text(verdict + "\n")
     console.print(f"[{VERDICT_STYLE[verdict]}]{verdict}[/]   report: {escape_path(out)}  (HTML: kfc report "
                   f"{escape_path(out)})")
-    sys.exit(0 if verdict == "CONFORMS" else 1)
+    sys.exit(0 if verdict == CONFORMS else 1)
 
 
 class ProgressLine:
@@ -278,17 +218,14 @@ def print_observation(console: Any, target: Any, profile: str) -> None:
 def print_findings(console: Any, failures: list[dict[str, Any]], report: Path) -> None:
     """Failures grouped by the rule they break (one cause, one finding), most tests first; each with
     its first divergence and repro line."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for t in failures:
-        groups.setdefault(_cause(t), []).append(t)
     from reference_impl.rules import RULES
 
-    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ranked = group_findings(failures)
     console.print(f"findings: {len(ranked)} (from {len(failures)} failing test(s)), most tests first", markup=False)
     shown = 0
     for i, (cause, tests) in enumerate(ranked, 1):
         statement = RULES[cause].statement if cause in RULES else ""
-        rules = sorted({r for r in (_failing_rule(t) for t in tests) if r and r != cause})
+        rules = sorted({r for r in (failing_rule(t) for t in tests) if r and r != cause})
         also = f" (in outcomes of {', '.join(rules[:6])}{' …' if len(rules) > 6 else ''})" if rules else ""
         console.print(f"{i}. {cause}{': ' + statement if statement else ''} — {len(tests)} test(s){also}",
                       markup=False, soft_wrap=True)
@@ -300,27 +237,6 @@ def print_findings(console: Any, failures: list[dict[str, Any]], report: Path) -
     if shown < len(failures):
         console.print(f"… and {len(failures) - shown} more failing test(s) (see {report / 'summary.json'})",
                       markup=False)
-
-
-_NODE = re.compile(r"((?:broker|controller|node) -?\d+ \([^)]*\))")
-_REFUSAL_FIELDS = {"error", "error_code", "message", "results", "rule"}
-
-
-def _cause(test: dict[str, Any]) -> str:
-    """One cause, one finding: a target error groups by the node that failed, a divergence only in
-    non-refusal fields (an epoch, a supported range) by those fields, any other by its rule."""
-    div = test.get("divergence") or {}
-    if div.get("failure"):
-        node = _NODE.search(str(div["failure"]))
-        return f"target error at {node.group(1)}" if node else "target error"
-    if div.get("rule_from") == "test" and div.get("rule"):
-        return str(div["rule"])  # a read-back the test makes for its rule (validate_only wrote)
-    fields = {str(d.get("field", "")).split("[")[0].split(".")[0] for d in div.get("diffs") or []}
-    if fields and not fields & _REFUSAL_FIELDS and div.get("op") != "observe":
-        if fields == {"epoch"}:
-            return "KIP584-EPOCH-01"  # the one rule about the epoch, whatever op reported it
-        return f"{', '.join(sorted(fields))} differs"
-    return _failing_rule(test) or "(no rule)"
 
 
 def print_tiers(console: Any, tests: list[dict[str, Any]], requests: dict[str, int]) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from conformance.verdicts import PASS, replay_verdict
+
 from .._errors import interruptible
 from ._render import print_failure
 
@@ -63,7 +65,7 @@ def print_summary(console: Any, s: dict[str, Any], out: Path) -> None:
                       d.get("repro"))
     verdict = replay_verdict(s)
     extra = f", {s['allure_results']} Allure results (kfc report {out})" if s.get("allure_results") else ""
-    style = "green" if verdict == "PASS" else "red"
+    style = "green" if verdict == PASS else "red"
     console.print(f"[{style}]{verdict}[/]   results: {escape(str(out))}/results  summary: {escape(str(out))}/summary.json"
                   f"{escape(extra)}")
 
@@ -78,18 +80,6 @@ def divergence_line(d: dict[str, Any]) -> str:
     if d.get("first_divergent_step") is not None:
         parts.append(f"step {d['first_divergent_step']} {d['op']}")
     return (" ".join(parts) + ": " if parts else "") + diff
-
-
-def replay_verdict(s: dict[str, Any]) -> str:
-    """One verdict, consistent with the exit code (0 only for PASS)."""
-    st = s["by_status"]
-    if st.get("diverged") or st.get("target-error") or not s.get("complete", True):
-        return "DIVERGED"
-    if st.get("input-error"):
-        return "INPUT ERRORS"
-    if not st.get("pass"):
-        return "NOTHING CHECKED"
-    return "PASS"  # skipped traces are shown with their count and reason; they are not passes
 
 
 def _cell(col: str, n: int) -> str:
@@ -146,7 +136,7 @@ def replay_command(corpus: Path, target: str, master: str | None, out: Path, k_a
         if made is not None:
             made.close()
     print_summary(_console(), summary, out)
-    sys.exit(0 if replay_verdict(summary) == "PASS" else 1)
+    sys.exit(0 if replay_verdict(summary) == PASS else 1)
 
 
 def _make(target_spec: str) -> Any:

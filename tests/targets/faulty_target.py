@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from conformance.serve import serve
+from conformance.serving.jsonlines import serve
 from conformance.targets import Target, make_target
 
 

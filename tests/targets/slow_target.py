@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from conformance.serve import handle
+from conformance.serving.jsonlines import handle
 from conformance.targets import make_target
 
 if __name__ == "__main__":

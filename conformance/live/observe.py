@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import codec
-from .client import WireError
+from ..wire import codec
+from ..wire.client import WireError
+from ..wire.transport import Transport
 from .infer import infer_software
-from .transport import Transport
 from .view import MV, FeatureView, NodeView, Observation
 
 __all__ = ["MV", "FeatureView", "NodeView", "Observation", "Transport", "observe", "read_features",

@@ -1,14 +1,14 @@
 """What an observation of a running cluster holds: each node as it answered, and the cluster they
-show (plain data; conformance.wire.observe fills it, the live checks and inference read it)."""
+show (plain data; conformance.live.observe fills it, the live checks and inference read it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import Anomaly
+from reference_impl import MV
 
-MV = "metadata.version"
+from ..wire.client import Anomaly
 
 
 @dataclass

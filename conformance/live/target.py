@@ -8,7 +8,7 @@ because they change the cluster.  Node ids are found through Metadata and Descri
 (KIP-919 endpoint type 2 on a controller listener).  With `control=1` (only `kfc serve-broker`
 answers it) reset and format reach the reference behind the server through our control extension.
 
-Options (conformance/wire/spec.py, which parses them): controller=HOST:PORT, tiers=…, timeout=SECONDS
+Options (conformance/live/spec.py, which parses them): controller=HOST:PORT, tiers=…, timeout=SECONDS
 (default 5), max_requests=N, rate=PER_S, client_id=ID (default kfc), profile=NAME (the release the
 cluster runs, without control), allow_register=1, control=1.
 """
@@ -19,13 +19,14 @@ import time
 import uuid
 from typing import Any
 
+from reference_impl import UPGRADE_TYPES
+
 from ..targets.base import Target, TargetError
-from . import codec
-from .client import Budget, NodeClient, WireError
+from ..wire import codec
+from ..wire.client import Budget, NodeClient, WireError
 from .observe import Observation, observe, restore_command, send_request
 from .spec import parse_address, parse_spec
 
-UPGRADE_TYPES = {"UNKNOWN": 0, "UPGRADE": 1, "SAFE_DOWNGRADE": 2, "UNSAFE_DOWNGRADE": 3}
 TIER_OPS = {"observe": ("describe", "api_versions"), "probe": ("update_features",), "mutate": ("update_features",),
             "register": ("register", "unregister")}
 KIO_MAX = {codec.API_VERSIONS: 5, codec.UPDATE_FEATURES: 2, codec.BROKER_REGISTRATION: 4}

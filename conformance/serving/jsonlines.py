@@ -11,7 +11,7 @@ import json
 import logging
 from typing import IO, Any
 
-from .targets.base import PROTOCOL_VERSION, Target
+from ..targets.base import PROTOCOL_VERSION, Target
 
 log = logging.getLogger("kfc.serve")
 

@@ -22,11 +22,11 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any
 
-from reference_impl import Cluster, InputError, load_profile
+from reference_impl import UPGRADE_TYPE_NAMES, Cluster, InputError, load_profile
 from reference_impl.api import DEFAULT_CONTROLLER_ID
 
-from . import codec
-from .codec import (
+from ..wire import codec
+from ..wire.codec import (
     API_VERSIONS,
     BROKER_REGISTRATION,
     CONTROL_API_KEY,
@@ -38,12 +38,11 @@ from .codec import (
     UNREGISTER_CONTROLLER,
     UPDATE_FEATURES,
 )
-from .framing import MAX_FRAME, FrameError, frame, read_frame
+from ..wire.framing import MAX_FRAME, FrameError, frame, read_frame
 
 CONTROL_PROTOCOL = 1
 MAX_LISTENERS = 64  # registrations can name any id: bound the sockets a client can make us open
 METADATA_MAX, DESCRIBE_CLUSTER_MAX = 12, 2
-UPGRADE_TYPE_NAMES = {0: "UNKNOWN", 1: "UPGRADE", 2: "SAFE_DOWNGRADE", 3: "UNSAFE_DOWNGRADE"}
 
 
 def _build(schema: Any, **values: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Run `kfc serve-broker` as a child process on free loopback ports (tests, benchmarks)."""
+"""Run serve-broker (`python -m conformance.serving`) as a child process on free loopback ports
+(tests, benchmarks, wire mutant runs)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 import threading
 from typing import Any
 
-SERVE_ARGV = [sys.executable, "-m", "kfc", "serve-broker"]
+SERVE_ARGV = [sys.executable, "-m", "conformance.serving"]
 
 
 class StartTimeout(RuntimeError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import codec
+from ..wire import codec
 from .view import NodeView, Observation
 
 
