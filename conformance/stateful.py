@@ -2,7 +2,8 @@
 downgrade / snapshot / coordinator sequences; every step runs in lockstep on the target and the
 reference (invariant 11) and the invariants below are checked on what the target reports.
 
-Invariants (numbers as in the suite's documentation):
+Invariants (numbers as in the suite's documentation; 1, 3 and 7 are conformance.invariants, which
+the observe tier checks on a running cluster too):
  1 every finalized level lies in the supported range of every registered node (kraft.version: brokers
    that registered under a controller whose release checks it)
  2 a failed update changes nothing (levels and epoch)
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 from . import families, hypothesis_profiles
 from ._hypothesis_seam import without_local_constants
 from .grammar import KRAFT, MV, PAYLOADS, DrawChooser, Grammar
+from .invariants import EPOCH, IN_RANGE, LEVEL_ZERO, epoch_went_back, levels_outside, zero_levels
 from .session import Coverage, Divergence, Session
 
 GENERATED_OPS = {"format", "register", "unregister", "update_features", "describe", "api_versions",
@@ -141,9 +143,11 @@ class FeatureMachine(RuleBasedStateMachine):
         if out["error"] != "NONE":
             return self.obs or {}
         fin = out["finalized"]
-        assert all(v != 0 for v in fin.values()), f"invariant 7: finalized level 0 listed: {fin}"
+        problems = zero_levels(fin)
+        assert not problems, LEVEL_ZERO.message(problems)
         if self.obs is not None:
-            assert out["epoch"] >= self.obs["epoch"], f"invariant 3: epoch went from {self.obs['epoch']} to {out['epoch']}"
+            problems = epoch_went_back(self.obs["epoch"], out["epoch"])
+            assert not problems, EPOCH.message(problems)
         mv = fin.get(MV, 0)
         # A live cluster that started without metadata.version has its finding (KIP778-OBS-01) already.
         assert self._unfinalized_mv(fin) or mv >= self.profile.mv_minimum, \
@@ -165,19 +169,16 @@ class FeatureMachine(RuleBasedStateMachine):
             out = self.step({"op": "api_versions", "node": node})
             if out["error"] != "NONE" or out.get("supported") is None:
                 continue
-            for name, level in fin.items():
-                # A 3.9.0 controller lists its image's kraft.version record, which registrations are not
-                # checked against (Kafka 3.9.0's own classes accept a 3.8 broker then; KAFKA-18920).
-                image_only = not self.ref.active_profile.behaviour.get("controller_reports_kraft_version", True)
-                if name == KRAFT and (node not in self.kraft_checked or image_only):
-                    # kraft.version lives in raft control records: a controller registers (and a
-                    # 3.7/3.8 one replays) without checking it (ClusterControlManager.registerController),
-                    # and a broker that registered while a 3.7/3.8 controller was active was never
-                    # checked against it (a later controller does not re-check registrations).
-                    continue
-                lo, hi = out["supported"].get(name, (0, 0))
-                assert lo <= level <= hi, (f"invariant 1: finalized {name}={level} outside node {node}'s "
-                                           f"range {lo}-{hi}")
+            # A 3.9.0 controller lists its image's kraft.version record, which registrations are not
+            # checked against (Kafka 3.9.0's own classes accept a 3.8 broker then; KAFKA-18920).
+            image_only = not self.ref.active_profile.behaviour.get("controller_reports_kraft_version", True)
+            # kraft.version lives in raft control records: a controller registers (and a 3.7/3.8 one
+            # replays) without checking it (ClusterControlManager.registerController), and a broker that
+            # registered while a 3.7/3.8 controller was active was never checked against it (a later
+            # controller does not re-check registrations).
+            skip = (KRAFT,) if node not in self.kraft_checked or image_only else ()
+            problems = levels_outside(fin, out["supported"], f"node {node}", skip=skip)
+            assert not problems, IN_RANGE.message(problems)
 
     def _deps_apply(self) -> bool:
         # Kafka never re-checks dependencies when metadata.version goes down (controller-notes §3), and

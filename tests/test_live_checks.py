@@ -160,7 +160,8 @@ def test_min0_ranges_below_v4_are_findings() -> None:
 @pytest.mark.rule("KIP584-API-02", "fail")
 def test_level_zero_listed_is_a_finding() -> None:
     assert c.level_zero_never_listed(_node(0, finalized={**FIN, "share.version": (0, 0)})) == [
-        "ApiVersions v3 lists finalized share.version at level 0", "ApiVersions v4 lists finalized share.version at level 0"]
+        "ApiVersions v3: finalized share.version listed at level 0",
+        "ApiVersions v4: finalized share.version listed at level 0"]
 
 
 # -- release inference, the stated state, the probe catalogue ---------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 from reference_impl import KRAFT
 
+from ..invariants import EPOCH, IN_RANGE, LEVEL_ZERO, epoch_went_back, levels_outside, zero_levels
 from ..wire import codec
 from ..wire.transport import Transport
 from .observe import MV, NodeView, Observation
@@ -37,18 +38,12 @@ def _release(node: NodeView, profile: str) -> Any:
 def finalized_in_range(obs: Observation, node: NodeView) -> list[str]:
     view = node.newest
     assert view is not None
-    out = []
-    for name, level in obs.finalized.items():
-        lo, hi = view.supported.get(name, (0, 0))
-        if not lo <= level <= hi:
-            out.append(f"finalized {name}={level} lies outside node {node.id}'s supported range "
-                       + (f"{lo}-{hi}" if name in view.supported else "(not supported: 0-0)"))
-    return out
+    return levels_outside(obs.finalized, view.supported, f"node {node.id}")
 
 
 def level_zero_never_listed(node: NodeView) -> list[str]:
-    return [f"ApiVersions v{v} lists finalized {name} at level 0" for v, view in sorted(node.features.items())
-            for name, (_, hi) in sorted(view.finalized.items()) if hi == 0]
+    return [f"ApiVersions v{v}: {problem}" for v, view in sorted(node.features.items())
+            for problem in zero_levels({name: hi for name, (_, hi) in view.finalized.items()})]
 
 
 def finalized_min_equals_max(node: NodeView) -> list[str]:
@@ -87,7 +82,7 @@ def epoch_never_goes_back(target: Transport, node: NodeView) -> list[str]:
     if now is None:
         return [f"ApiVersions v{before.version} no longer answers with features"]
     if now.epoch < before.epoch:
-        return [f"the finalized epoch went back from {before.epoch} to {now.epoch} with no write in between"]
+        return [f"{problem} with no write in between" for problem in epoch_went_back(before.epoch, now.epoch)]
     if now.levels != before.levels and not node.catching_up:  # catching up: the levels arrive
         return [f"finalized levels changed from {before.levels} to {now.levels} with no write of the suite"]
     return []
@@ -240,16 +235,16 @@ def checks(obs: Observation, profile: str, target: Transport, unclear: str | Non
                   partial(release_api_versions, obs, n, profile), False),
             Check(f"KIP1022-OBS-01-features-{tag}", "KIP1022-OBS-01", f"{n.label} advertises its release's features",
                   n.id, partial(release_features, n, profile)),
-            Check(f"KIP584-OBS-01-in-range-{tag}", "KIP584-OBS-01", f"every finalized level lies in {n.label}'s "
+            Check(f"{IN_RANGE.rule}-in-range-{tag}", IN_RANGE.rule, f"every finalized level lies in {n.label}'s "
                   "supported range", n.id, partial(finalized_in_range, obs, n)),
-            Check(f"KIP584-API-02-no-level-0-{tag}", "KIP584-API-02", f"{n.label} never lists a finalized level 0",
+            Check(f"{LEVEL_ZERO.rule}-no-level-0-{tag}", LEVEL_ZERO.rule, f"{n.label} never lists a finalized level 0",
                   n.id, partial(level_zero_never_listed, n)),
             Check(f"KIP584-OBS-02-min-max-{tag}", "KIP584-OBS-02", f"{n.label} sends finalized levels as Kafka does "
                   "(min = max = level)", n.id, partial(finalized_min_equals_max, n)),
             Check(f"KIP1022-API-01-min0-below-v4-{tag}", "KIP1022-API-01", f"{n.label}'s ApiVersions below v4 "
                   "leaves out min-0 ranges, and says the same otherwise", n.id,
                   partial(min0_omitted_below_v4, n, profile)),
-            Check(f"KIP584-OBS-03-epoch-{tag}", "KIP584-OBS-03", f"{n.label}'s epoch never goes back and its levels "
+            Check(f"{EPOCH.rule}-epoch-{tag}", EPOCH.rule, f"{n.label}'s epoch never goes back and its levels "
                   "hold between reads", n.id, partial(epoch_never_goes_back, target, n)),
             Check(f"KIP584-OBS-04-agree-{tag}", "KIP584-OBS-04", f"{n.label} agrees with the active controller's "
                   "finalized levels", n.id, partial(nodes_agree, obs, n),
