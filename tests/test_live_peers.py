@@ -44,20 +44,10 @@ def _check(spec: str, report: Path, *extra: str) -> tuple[subprocess.CompletedPr
 def rdkafka_mock() -> Iterator[str]:
     pytest.importorskip("confluent_kafka", reason="librdkafka's mock cluster needs the confluent-kafka wheel "
                                                   "(test extra)")
-    proc = subprocess.Popen([sys.executable, "-m", "tests.peers.rdkafka_mock", "3"], cwd=ROOT, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.count(",") == 2, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-        yield f"kafka://{line}?timeout=30"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    from tests.peers.launch import rdkafka_mock as start
+
+    with start(3) as spec:
+        yield spec
 
 
 @pytest.mark.parametrize("profile", [None, "kafka-4.2"])
