@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from .compare import Diff, differences
 from .model import Command, Status, jsonable, outcome_check, outcome_problem
+from .targets.errors import NotRun
 
 
 class Applies(Protocol):
@@ -52,6 +53,7 @@ class StepResult:
     actual: dict[str, Any] | None = None
     diffs: tuple[Diff, ...] = ()
     failure: str | None = None  # the target failed here (text of the error)
+    not_run: bool = False  # ... declining the step for a reason of the run (targets.errors.NotRun)
 
     @property
     def ok(self) -> bool:
@@ -185,7 +187,7 @@ class Lockstep:
         try:
             actual = self.target.apply(command)
         except Exception as e:  # noqa: BLE001 - a crashing target is a verdict on this step
-            return StepResult(index, command, expected, failure=_failure_text(e))
+            return StepResult(index, command, expected, failure=_failure_text(e), not_run=isinstance(e, NotRun))
         if self._outcome_ok(actual) and actual == expected:  # the common case: a valid outcome, equal
             return StepResult(index, command, expected, actual)
         return self._judge_outcome(index, command, expected, actual)
@@ -221,7 +223,8 @@ class Lockstep:
                 try:
                     actual = apply(command)
                 except Exception as e:  # noqa: BLE001 - a crashing target is a verdict on this step
-                    result = StepResult(index, command, expected, failure=_failure_text(e))
+                    result = StepResult(index, command, expected, failure=_failure_text(e),
+                                        not_run=isinstance(e, NotRun))
                 else:
                     if outcome_ok(actual) and actual == expected:
                         index += 1

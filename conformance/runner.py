@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pluggy import HookimplMarker
 
 from .interrupts import Trap
+from .live.spec import TIERS
 
 if TYPE_CHECKING:
     from .targets.base import Target
@@ -196,7 +197,7 @@ def load_summary(report: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-WIRE_TIERS = "observe,probe,mutate,register"
+WIRE_TIERS = ",".join(TIERS)  # every tier
 # A live cluster with node ids that are not 1..3 and a controller that is not 3000.
 WIRE_NODES = ("--broker", "0", "--broker", "4", "--controller", "7")
 

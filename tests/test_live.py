@@ -111,6 +111,21 @@ def test_live_run_against_serve_broker_conforms_and_restores(tmp_path: Path) -> 
         assert bad not in log, [line for line in log.splitlines() if bad in line][:3]
 
 
+def test_a_spent_request_budget_skips_as_not_run_never_a_finding(tmp_path: Path) -> None:
+    """max_requests: once the budget is spent, the remaining tests are skipped ("not run", the typed
+    NotRun of the target), none fails for it, and the verdict is the executed tests'."""
+    with ServeBroker(*MIXED) as sb:
+        run = _kfc("check", "--no-spark", "--target", _spec(sb, "tiers=observe,probe&max_requests=120"),
+                   "--report", str(tmp_path / "r"))
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    failed = [t for t in summary["tests"] if t["status"] == "failed"]
+    not_run = [t for t in summary["tests"] if t["status"] == "skipped" and "request budget" in (t["summary"] or "")]
+    executed = [t for t in summary["tests"] if t["status"] == "passed"]
+    assert failed == [] and run.returncode == 0 and "CONFORMS" in run.stdout, run.stdout[-3000:]
+    assert not_run and executed, (len(not_run), len(executed))
+    assert sum(summary["requests_by_tier"].values()) <= 120, summary["requests_by_tier"]
+
+
 def test_live_profile_is_inferred_with_evidence_and_a_wrong_option_is_one_line() -> None:
     with ServeBroker(*MIXED) as sb:
         spec = _spec(sb)

@@ -12,20 +12,19 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.targets.errors import TargetError
+from conformance.targets.errors import NotRun, TargetError
 
 from . import codec
-from .framing import MAX_FRAME, FrameError, frame, recv_frame
+from .framing import MAX_FRAME, ConnectionClosed, FrameError, frame, recv_frame
 
 _READ_ONLY = frozenset({codec.API_VERSIONS, codec.METADATA, codec.DESCRIBE_CLUSTER})
-NO_ANSWER = "connection closed by the server"  # framing's words for an EOF before the frame length
 
 
 class WireError(TargetError):
     """The node could not be reached or answered something that is not a Kafka response."""
 
 
-class BudgetExhausted(WireError):
+class BudgetExhausted(WireError, NotRun):
     """The run's request budget is spent: nothing more is sent."""
 
 
@@ -121,7 +120,8 @@ class NodeClient:
             except (FrameError, ConnectionError) as e:
                 # A server may close an idle connection just as a request goes out (no byte answered):
                 # a read-only request is sent once more on a fresh connection, as Kafka clients do.
-                if not (reused and api_key in _READ_ONLY and (not isinstance(e, FrameError) or NO_ANSWER in str(e))):
+                unanswered = isinstance(e, ConnectionClosed) or not isinstance(e, FrameError)
+                if not (reused and api_key in _READ_ONLY and unanswered):
                     raise
                 self.close()
                 raw = self._exchange(data, deadline)

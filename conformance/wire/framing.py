@@ -17,6 +17,10 @@ class FrameError(Exception):
     """The peer sent a length we refuse (negative, zero or above the limit) or closed mid-frame."""
 
 
+class ConnectionClosed(FrameError):
+    """The peer closed the connection while we waited for bytes of its answer."""
+
+
 def frame(payload: bytes) -> bytes:
     return _LEN.pack(len(payload)) + payload
 
@@ -54,7 +58,7 @@ def recv_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
         sock.settimeout(left)
         chunk = sock.recv(min(n, 65536))
         if not chunk:
-            raise FrameError("connection closed by the server")
+            raise ConnectionClosed("connection closed by the server")
         chunks.append(chunk)
         n -= len(chunk)
     return b"".join(chunks)

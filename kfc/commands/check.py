@@ -243,7 +243,9 @@ def print_tiers(console: Any, tests: list[dict[str, Any]], requests: dict[str, i
     tiers: dict[str, Counter[str]] = defaultdict(Counter)
     for t in tests:
         tiers[t.get("tier") or "examples/regressions"][t["status"]] += 1
-    order = ["observe", "probe", "mutate", "register", "examples/regressions"]
+    from conformance.live.spec import TIERS
+
+    order = [*TIERS, "examples/regressions"]
     for tier in sorted(tiers, key=lambda x: order.index(x) if x in order else 99):
         c = tiers[tier]
         executed = sum(v for k, v in c.items() if k in ("passed", "failed", "unexpectedly-passed", "xfailed"))
