@@ -14,8 +14,8 @@ import pytest
 
 from conformance.generate import generate_to
 from spark_checks import replay_job
-from spark_checks.cluster import StandaloneCluster
 from spark_checks.session import SparkRun
+from tests.peers.spark_standalone import StandaloneCluster
 
 SLOW_TARGET = Path(__file__).parent / "targets" / "slow_target.py"
 SLOW_DELAY = "0.002"  # seconds per apply

@@ -1,4 +1,5 @@
-"""A throw-away Spark standalone cluster on 127.0.0.1: one master and N workers from pyspark's own jars.
+"""A throw-away Spark standalone cluster on 127.0.0.1 for the tests (not part of the product): one
+master and N workers from pyspark's own jars.
 
 pip's pyspark ships `bin/spark-class` but not `sbin/start-master.sh`, so the daemons are started with
 `spark-class org.apache.spark.deploy.{master.Master,worker.Worker}`, each in its own process group
