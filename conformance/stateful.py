@@ -1,9 +1,10 @@
-"""The stateful model (library code; conformance/suite/test_stateful.py is its test): Hypothesis generates format / registration / rolling-restart / update /
-downgrade / snapshot / coordinator sequences; every step runs in lockstep on the target and the
+"""The stateful model (library code; conformance/suite/test_stateful.py is its test): Hypothesis
+generates format / registration / rolling-restart / update / downgrade / snapshot / coordinator
+sequences; every step runs in lockstep on the target and the
 reference (invariant 11) and the invariants below are checked on what the target reports.
 
-Invariants (numbers as in the suite's documentation; 1, 3 and 7 are conformance.invariants, which
-the observe tier checks on a running cluster too):
+Invariants (each a record in conformance.invariants, with its rule id; 1, 3 and 7 are functions there
+that the observe tier checks on a running cluster too):
  1 every finalized level lies in the supported range of every registered node (kraft.version: brokers
    that registered under a controller whose release checks it)
  2 a failed update changes nothing (levels and epoch)
@@ -46,7 +47,24 @@ if TYPE_CHECKING:
 from . import families, hypothesis_profiles
 from ._hypothesis_seam import without_local_constants
 from .grammar import KRAFT, MV, PAYLOADS, DrawChooser, Grammar
-from .invariants import EPOCH, IN_RANGE, LEVEL_ZERO, epoch_went_back, levels_outside, zero_levels
+from .invariants import (
+    DEPENDENCIES,
+    DOWNGRADE_TYPE,
+    EPOCH,
+    EPOCH_AT_WRITE,
+    IN_RANGE,
+    LEVEL_ZERO,
+    MIN0_API_VERSIONS,
+    MIN0_REGISTRATION,
+    MV_FLOOR_1155,
+    MV_MINIMUM,
+    PROJECTION,
+    SNAPSHOT,
+    UNCHANGED,
+    epoch_went_back,
+    levels_outside,
+    zero_levels,
+)
 from .session import Coverage, Divergence, Session
 
 GENERATED_OPS = {"format", "register", "unregister", "update_features", "describe", "api_versions",
@@ -144,18 +162,20 @@ class FeatureMachine(RuleBasedStateMachine):
             return self.obs or {}
         fin = out["finalized"]
         problems = zero_levels(fin)
-        assert not problems, LEVEL_ZERO.message(problems)
+        if problems:
+            raise LEVEL_ZERO.violated(*problems)
         if self.obs is not None:
             problems = epoch_went_back(self.obs["epoch"], out["epoch"])
-            assert not problems, EPOCH.message(problems)
+            if problems:
+                raise EPOCH.violated(*problems)
         mv = fin.get(MV, 0)
         # A live cluster that started without metadata.version has its finding (KIP778-OBS-01) already.
-        assert self._unfinalized_mv(fin) or mv >= self.profile.mv_minimum, \
-            f"invariant 5: metadata.version {mv} < minimum {self.profile.mv_minimum}"
+        if not (self._unfinalized_mv(fin) or mv >= self.profile.mv_minimum):
+            raise MV_MINIMUM.violated(f"metadata.version {mv} < minimum {self.profile.mv_minimum}")
         if self.obs is not None and mv < self.obs["finalized"].get(MV, 0):
             self.mv_lowered = True  # by any path (UpdateFeatures or kafka-features downgrade)
-        if self.kip1155_floor:
-            assert mv >= 15, f"invariant 5: metadata.version {mv} below 3.7-IV0 after a KIP-1155 downgrade"
+        if self.kip1155_floor and mv < 15:
+            raise MV_FLOOR_1155.violated(f"metadata.version {mv} below 3.7-IV0 after a KIP-1155 downgrade")
         self.obs = out
         self.check_ranges(fin)
         self.check_dependencies(fin)
@@ -178,7 +198,8 @@ class FeatureMachine(RuleBasedStateMachine):
             # controller does not re-check registrations).
             skip = (KRAFT,) if node not in self.kraft_checked or image_only else ()
             problems = levels_outside(fin, out["supported"], f"node {node}", skip=skip)
-            assert not problems, IN_RANGE.message(problems)
+            if problems:
+                raise IN_RANGE.violated(*problems)
 
     def _deps_apply(self) -> bool:
         # Kafka never re-checks dependencies when metadata.version goes down (controller-notes §3), and
@@ -201,7 +222,8 @@ class FeatureMachine(RuleBasedStateMachine):
             for dep, need in feat.levels[level].dependencies.items():
                 if dep == MV and self._unfinalized_mv(fin):
                     continue  # a live cluster without metadata.version: its finding is KIP778-OBS-01
-                assert fin.get(dep, 0) >= need, f"invariant 4: {name}={level} needs {dep}>={need}, have {fin}"
+                if fin.get(dep, 0) < need:
+                    raise DEPENDENCIES.violated(f"{name}={level} needs {dep}>={need}, have {fin}")
 
     # -- set-up -----------------------------------------------------------------------------------
     @initialize(data=st.data())
@@ -277,9 +299,10 @@ class FeatureMachine(RuleBasedStateMachine):
             version = cmd.get("version")
             node = self.ref.node(cmd["node"])
             omits = node is not None and node.profile.behaviour["min0_ranges_below_v4"] == "omit"  # 3.9.0+
-            if omits and version is not None and version < 4 and "sent_features" in out:
-                assert all(r[0] != 0 for r in out["sent_features"].values()), (
-                    f"invariant 8: BrokerRegistration v{version} carried a min-0 range: {out['sent_features']}")
+            if omits and version is not None and version < 4 and "sent_features" in out \
+                    and any(r[0] == 0 for r in out["sent_features"].values()):
+                raise MIN0_REGISTRATION.violated(f"BrokerRegistration v{version} carried a min-0 range: "
+                                                 f"{out['sent_features']}")
         self.observe()
 
     @precondition(lambda self: self.can("register") and len(self.ref.voters) > 1 and not self.live)
@@ -358,26 +381,28 @@ class FeatureMachine(RuleBasedStateMachine):
         # A live cluster's epoch also moves on its own (NoOpRecords, KIP-835): there it may only grow more.
         if failed or validate_only:
             if self.live:
-                assert fa == fb, f"invariant 2: a failed/validate-only update changed {fb} to {fa}"
+                if fa != fb:
+                    raise UNCHANGED.violated(f"a failed/validate-only update changed {fb} to {fa}")
             else:
-                assert (fa, after.get("epoch")) == (fb, before.get("epoch")), (
-                    f"invariant 2: a failed/validate-only update changed {fb}@{before.get('epoch')} "
-                    f"to {fa}@{after.get('epoch')}")
+                if (fa, after.get("epoch")) != (fb, before.get("epoch")):
+                    raise UNCHANGED.violated(f"a failed/validate-only update changed {fb}@{before.get('epoch')} "
+                                       f"to {fa}@{after.get('epoch')}")
         else:
             # The controller's epoch is where the features last changed (Kafka's FeaturesPublisher):
             # the end of this write's batch if it wrote a FeatureLevelRecord, else where it was.
             changed = any(r.get("type") == "FeatureLevelRecord" for r in written)
             want = written[-1]["offset"] if changed else before["epoch"]
-            assert after["epoch"] == want or (self.live and after["epoch"] >= want), (
-                f"invariant 3: epoch {before['epoch']} -> {after['epoch']} after {expected_records} record(s) "
-                f"applied; want {want}")
+            if not (after["epoch"] == want or (self.live and after["epoch"] >= want)):
+                raise EPOCH_AT_WRITE.violated(f"epoch {before['epoch']} -> {after['epoch']} after {expected_records} "
+                                        f"record(s) applied; want {want}")
             types = {u["feature"]: (u.get("upgrade_type", "UPGRADE") if cmd.get("version", 2) >= 1 else "UPGRADE")
                      for u in cmd["updates"]}
             for name, old in fb.items():
                 new = fa.get(name, 0)
                 if new < old:
-                    assert types.get(name) in ("SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE"), (
-                        f"invariant 6: {name} went {old}->{new} without a downgrade type ({types.get(name)})")
+                    if types.get(name) not in ("SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE"):
+                        raise DOWNGRADE_TYPE.violated(f"{name} went {old}->{new} without a downgrade type "
+                                                f"({types.get(name)})")
                     if name == MV:
                         self.mv_lowered = True
                         if self.profile.behaviour["kip1155"]:
@@ -407,12 +432,12 @@ class FeatureMachine(RuleBasedStateMachine):
         self.step({"op": "load_snapshot", "snapshot": snap["snapshot"]})
         after = self.observe()
         keys = ("finalized", "supported")
-        assert {k: after.get(k) for k in keys} == {k: before.get(k) for k in keys}, (
-            f"invariant 9: describe changed across a snapshot reload: {before} -> {after}")
+        if {k: after.get(k) for k in keys} != {k: before.get(k) for k in keys}:
+            raise SNAPSHOT.violated(f"describe changed across a snapshot reload: {before} -> {after}")
         # Loading publishes the whole image: the epoch is where the snapshot ends.
-        assert after.get("epoch") == snap["snapshot"]["end_offset"], (
-            f"invariant 9: epoch {after.get('epoch')} after loading a snapshot that ends at "
-            f"{snap['snapshot']['end_offset']}")
+        if after.get("epoch") != snap["snapshot"]["end_offset"]:
+            raise SNAPSHOT.violated(f"epoch {after.get('epoch')} after loading a snapshot that ends at "
+                              f"{snap['snapshot']['end_offset']}")
 
     # -- directed scenarios --------------------------------------------------------------------------
     def _directed_kinds(self) -> list[str]:
@@ -700,9 +725,9 @@ class FeatureMachine(RuleBasedStateMachine):
         version = cmd.get("version", 4)
         node = self.ref.node(cmd.get("node"))
         omits = node is not None and node.profile.behaviour["min0_ranges_below_v4"] == "omit"  # 3.9.0+ (KAFKA-17492)
-        if omits and out["error"] == "NONE" and version < 4 and out.get("supported"):
-            assert all(r[0] != 0 for r in out["supported"].values()), (
-                f"invariant 8: ApiVersions v{version} carried a min-0 range: {out['supported']}")
+        if omits and out["error"] == "NONE" and version < 4 and out.get("supported") \
+                and any(r[0] == 0 for r in out["supported"].values()):
+            raise MIN0_API_VERSIONS.violated(f"ApiVersions v{version} carried a min-0 range: {out['supported']}")
 
     @precondition(lambda self: self.can("version_mapping") and self.can("feature_dependencies"))
     @rule(data=st.data())
@@ -727,7 +752,8 @@ class FeatureMachine(RuleBasedStateMachine):
         reader = node.profile.name if node is not None else self.ref.active_profile.name
         if newer.ok and _newer_or_same(writer, reader):
             projected = project(newer.state, cmd["coordinator"], reader)
-            assert out["state"] == projected, "invariant 10: older loader state != projection of newer state"
+            if out["state"] != projected:
+                raise PROJECTION.violated("older loader state != projection of newer state")
 
 
 @contextlib.contextmanager

@@ -125,8 +125,8 @@ def cause(test: dict[str, Any]) -> str:
     if div.get("failure"):
         node = _NODE.search(str(div["failure"]))
         return f"target error at {node.group(1)}" if node else "target error"
-    if div.get("rule_from") == "test" and div.get("rule"):
-        return str(div["rule"])  # a read-back the test makes for its rule (validate_only wrote)
+    if div.get("rule_from") in ("test", "invariant") and div.get("rule"):
+        return str(div["rule"])  # a read-back the test makes for its rule, or a model invariant's rule
     fields = {str(d.get("field", "")).split("[")[0].split(".")[0] for d in div.get("diffs") or []}
     if fields and not fields & _REFUSAL_FIELDS and div.get("op") != "observe":
         if fields == {"epoch"}:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from conformance.invariants import Violated
 from conformance.model import jsonable
 from conformance.plugin import report_dir, repro_line
 from conformance.session import Divergence, Session
@@ -124,6 +125,13 @@ def fail_with_trace(request: pytest.FixtureRequest, session: Session, d: BaseExc
                                 for x in r.diffs]}
         if rule and rule not in rules:
             rules = [*rules, rule]
+    elif isinstance(d, Violated):  # an invariant of the stateful model: its own rule
+        inv = d.invariant
+        divergence = {"step": None, "op": "invariant", "rule": inv.rule, "rule_from": "invariant", "failure": None,
+                      "diffs": [{"field": "invariant", "expected": inv.statement, "actual": p, "text": p}
+                                for p in d.problems]}
+        if inv.rule not in rules:
+            rules = [*rules, inv.rule]
     path = session.write_counterexample(report_dir(config) / "traces", source, rules,
                                         config.getoption("--kfc-target"))
     line = repro_line(config, path)
