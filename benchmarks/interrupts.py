@@ -62,9 +62,9 @@ def one(args: list[str], work: Path, delay: float | None) -> dict[str, Any]:
                 os.killpg(proc.pid, signal.SIGINT)
                 sent = time.monotonic()
         try:
-            _, err = proc.communicate(timeout=600 if sent is None else 30)
+            out, err = proc.communicate(timeout=600 if sent is None else 30)
         except subprocess.TimeoutExpired:
-            err = "(no exit within 30 s of the signal)"
+            out, err = "", "(no exit within 30 s of the signal)"
         end = time.monotonic()
         left = session(proc.pid)
     finally:
@@ -72,7 +72,10 @@ def one(args: list[str], work: Path, delay: float | None) -> dict[str, Any]:
         proc.wait()
     scratch = sorted(p.name for p in tmp.iterdir())
     lines = [line for line in err.splitlines() if line != JVM_WARNING]
+    # The last stdout lines tell a lost interrupt from one that came as the run was already exiting
+    # (its verdict printed: CPython runs no handler once finalization has begun).
     return {"delay": delay, "signalled": sent is not None, "code": proc.returncode, "lines": lines,
+            "stdout_tail": out.splitlines()[-2:],
             "seconds": end - start, "stop_seconds": (end - sent) if sent is not None else None,
             "left": [cmd[:120] for _, cmd in left], "scratch": scratch}
 
@@ -99,7 +102,7 @@ def bench(name: str, args: list[str], runs: int, work: Path, rng: random.Random)
             "one_line_130": len(good), "slowest_exit_s": round(slowest, 2),
             "over_2s": sum(r["stop_seconds"] > STOP_SECONDS for r in hit),
             "leftovers": sum(bool(r["left"] or r["scratch"]) for r in rows),
-            "bad": [{k: r[k] for k in ("delay", "code", "lines", "left", "scratch")}
+            "bad": [{k: r[k] for k in ("delay", "code", "lines", "stdout_tail", "left", "scratch")}
                     for r in hit if r not in good or r["left"] or r["scratch"]][:5]}
 
 
