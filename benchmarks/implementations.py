@@ -25,6 +25,8 @@ from typing import Any
 from conformance.serving.process import ServeBroker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the test peers, started as their users start them
+from tests.peers.launch import proxied as proxied_serve_broker
 from tests.peers.launch import rdkafka_mock, tansu
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,18 +40,8 @@ def serve_broker() -> Iterator[str]:
         yield f"kafka://{sb.bootstrap}?controller={sb.info['controller']}&tiers={ALL_TIERS}&timeout=30"
 
 
-@contextlib.contextmanager
-def proxied() -> Iterator[str]:
-    from tests.peers.wire_proxy import WireProxy
-
-    with ServeBroker(*MIXED) as sb:
-        ports = {int(k): int(v) for k, v in sb.info["listeners"].items()}
-        px = WireProxy(ports, {"tags", "trailing"})
-        ctl = int(sb.info["controller"].rsplit(":", 1)[1])
-        try:
-            yield f"kafka://127.0.0.1:{px.front(ports[0])}?controller=127.0.0.1:{px.front(ctl)}&timeout=30"
-        finally:
-            px.close()
+def proxied() -> contextlib.AbstractContextManager[str]:
+    return proxied_serve_broker(MIXED, {"tags", "trailing"})
 
 
 def real_kafka(version: str) -> Callable[[], contextlib.AbstractContextManager[str]]:
@@ -57,8 +49,7 @@ def real_kafka(version: str) -> Callable[[], contextlib.AbstractContextManager[s
     def cluster() -> Iterator[str]:
         from conformance.realkafka.cluster import KafkaCluster
 
-        with KafkaCluster(version) as c:
-            c.start()
+        with KafkaCluster(version) as c:  # formatted and started
             ctl = c.controller_bootstrap.split(",")[0]
             yield f"kafka://{c.bootstrap}?controller={ctl}&tiers={ALL_TIERS}&timeout=30"
     return cluster

@@ -311,6 +311,15 @@ class Grammar:
         cmd.update({f: True for f in flags})
         return cmd
 
+    def update_command(self, updates: list[dict[str, Any]]) -> dict[str, Any]:
+        """UpdateFeatures at the newest version a client sends here (v2 at most)."""
+        return {"op": "update_features", "version": min(2, self.profile.behaviour["update_features_max_version"]),
+                "updates": updates}
+
+    def one_update(self, name: str, level: int, upgrade_type: str) -> dict[str, Any]:
+        """UpdateFeatures of one feature (`update_command`)."""
+        return self.update_command([{"feature": name, "level": level, "upgrade_type": upgrade_type}])
+
     def feature_level_update(self, cluster: Cluster, name: str, level: int) -> dict[str, Any] | None:
         """An update that finalizes `name` at `level`, with the dependencies the level needs raised in
         the same request (None: it is finalized there already)."""
@@ -323,8 +332,7 @@ class Grammar:
         for dep, need in sorted(p.features[name].levels[level].dependencies.items()):
             if fin.get(dep, 0) < need:
                 updates.append({"feature": dep, "level": need, "upgrade_type": "UPGRADE"})
-        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
-                "updates": updates}
+        return self.update_command(updates)
 
     def mv_downgrade(self, cluster: Cluster, how: str) -> dict[str, Any] | None:
         """metadata.version one step down (`step`), or across a metadata change (`lossy-SAFE_DOWNGRADE`,
@@ -345,8 +353,7 @@ class Grammar:
             if name not in (MV, KRAFT) and feat and feat.levels.get(level) and \
                     feat.levels[level].dependencies.get(MV, 0) > levels[0]:
                 updates.append({"feature": name, "level": feat.default_level(levels[0]), "upgrade_type": kind})
-        return {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
-                "updates": updates}
+        return self.update_command(updates)
 
     def restore_at(self, level: int) -> dict[str, Any]:
         """A cluster restored at `level` with that level's default features (below the bootstrap
@@ -432,8 +439,7 @@ class Grammar:
         node = ch.pick(list(cluster.voters), "controller")
         roll = {"op": "register", "role": "controller", "node": node,
                 "software": self._runnable(ch.pick(older[::-1], "older release"))}
-        upgrade = {"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
-                   "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]}
+        upgrade = self.one_update(MV, p.mv_latest_production, "UPGRADE")
         # Upgraded first, a standby then rolled back below the finalized level cannot replay it (REPLAY-01).
         steps = [upgrade, roll] if ch.chance(0.4, "upgrade first") else [roll, upgrade]
         current = cluster.node(node)
@@ -512,8 +518,7 @@ class Grammar:
         up = [v for v in p.mv_levels if cur < v <= p.mv_latest_production]
         version = min(2, p.behaviour["update_features_max_version"])
         if up and ch.chance(0.25, "upgrade instead"):
-            return {"op": "update_features", "version": version,
-                    "updates": [{"feature": MV, "level": up[0], "upgrade_type": "UPGRADE"}]}
+            return self.one_update(MV, up[0], "UPGRADE")
         lossless = [v for v in below if not p.metadata_changed(v, cur)]
         if lossless and ch.chance(0.4, "lossless"):
             target = ch.pick(lossless, "lossless down to")

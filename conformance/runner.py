@@ -230,11 +230,19 @@ def _wire_run(name: str, out: Path, hypothesis_profile: str, tiers: str, keyword
     except RuntimeError as e:  # the mutant cannot even start a cluster: that is a kill at start-up
         return {"killed": True, "tier": "start", "first_failing_test": None, "repro": None,
                 "note": str(e).splitlines()[-1][:200], "seconds": round(time.perf_counter() - start, 2)}
-    summary = load_summary(out) or {"tests": []}
-    first = next((t for t in summary["tests"] if t["status"] == "failed"), None)
-    return {"killed": code != 0 and first is not None, "tier": (first.get("tier") or "examples") if first else None,
-            "first_failing_test": first["nodeid"] if first else None, "repro": first.get("repro") if first else None,
+    _, first, kill = _kill(out, code)
+    return {**kill, "tier": (first.get("tier") or "examples") if first else None,
             "seconds": round(time.perf_counter() - start, 2)}
+
+
+def _kill(report: Path, code: int) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+    """A child suite's summary, its first failing test, and whether that killed the mutant (a failing
+    test, not merely a non-zero exit), with the test and its repro line."""
+    summary = load_summary(report) or {"tests": []}
+    first = next((t for t in summary["tests"] if t["status"] == "failed"), None)
+    return summary, first, {"killed": code != 0 and first is not None,
+                            "first_failing_test": first["nodeid"] if first else None,
+                            "repro": first.get("repro") if first else None}
 
 
 # The stateful model alone: no example tables, no regressions (and never the Spark replay).
@@ -252,11 +260,8 @@ def run_mutants(names: list[str], report_root: Path, jobs: int, hypothesis_profi
         code = run_suite_process(f"mutant:{name}", m.profile, hypothesis_profile, out, exitfirst=True,
                                  keyword=MODEL_ALONE if model_alone else None)
         elapsed = time.perf_counter() - start
-        summary = load_summary(out) or {"tests": []}
-        first = next((t for t in summary["tests"] if t["status"] == "failed"), None)
-        row = {"mutant": name, "rule": m.rule, "profile": m.profile, "killed": code != 0 and first is not None,
-               "first_failing_test": first["nodeid"] if first else None,
-               "repro": first.get("repro") if first else None, "seconds": round(elapsed, 2)}
+        summary, first, kill = _kill(out, code)
+        row = {"mutant": name, "rule": m.rule, "profile": m.profile, **kill, "seconds": round(elapsed, 2)}
         if model_alone:
             ran = [t for t in summary["tests"] if t["status"] in ("passed", "failed")]
             if not ran:  # the model never ran (skipped, or the run broke): no verdict, never a survivor's pass

@@ -40,10 +40,6 @@ from hypothesis.stateful import (
 
 from reference_impl import load_profile, profile_names
 
-if TYPE_CHECKING:
-    from .live.context import LiveContext
-    from .targets.base import Target
-
 from . import families, hypothesis_profiles
 from ._hypothesis_seam import without_local_constants
 from .grammar import KRAFT, MV, PAYLOADS, DrawChooser, Grammar
@@ -66,6 +62,10 @@ from .invariants import (
     zero_levels,
 )
 from .session import Coverage, Divergence, Session
+
+if TYPE_CHECKING:
+    from .live.context import LiveContext
+    from .targets.base import Target
 
 GENERATED_OPS = {"format", "register", "unregister", "update_features", "describe", "api_versions",
                  "features_tool", "add_metadata", "snapshot", "load_snapshot", "load_coordinator",
@@ -267,11 +267,15 @@ class FeatureMachine(RuleBasedStateMachine):
             cmd = {**cmd, "validate_only": True, "version": max(1, cmd.get("version", 1))}
         return cmd
 
+    def _new_cluster(self) -> None:
+        """A format or restore_state started a new cluster: the machine's bookkeeping restarts."""
+        self.brokers, self.kraft_checked, self.obs = set(), set(), None
+        self.mv_lowered, self.kip1155_floor = False, False
+
     def _format(self, ch: DrawChooser) -> None:
         if self.step(self.grammar.format(ch))["error"] != "NONE":
             self.step(self.grammar.format(ch, valid=True))
-        self.brokers, self.kraft_checked, self.obs = set(), set(), None
-        self.mv_lowered, self.kip1155_floor = False, False
+        self._new_cluster()
         if self.can("register"):
             for cmd in self.grammar.start_up_registrations(ch, self.ref):
                 self.step(cmd)
@@ -285,17 +289,21 @@ class FeatureMachine(RuleBasedStateMachine):
             self._format(ch)
 
     # -- registration, rolling restarts -------------------------------------------------------------
+    def _registered(self, node: int) -> None:
+        """A broker registered: checked against kraft.version if the active controller's release has it."""
+        self.brokers.add(node)
+        if KRAFT in self.ref.active_profile.features:
+            self.kraft_checked.add(node)
+        else:
+            self.kraft_checked.discard(node)
+
     @precondition(lambda self: self.can("register"))
     @rule(data=st.data())
     def register_broker(self, data: st.DataObject) -> None:
         cmd = self.grammar.register_broker(DrawChooser(data), self.ref)
         out = self.step(cmd)
         if out["error"] == "NONE":
-            self.brokers.add(cmd["node"])
-            if KRAFT in self.ref.active_profile.features:
-                self.kraft_checked.add(cmd["node"])
-            else:
-                self.kraft_checked.discard(cmd["node"])
+            self._registered(cmd["node"])
             version = cmd.get("version")
             node = self.ref.node(cmd["node"])
             omits = node is not None and node.profile.behaviour["min0_ranges_below_v4"] == "omit"  # 3.9.0+
@@ -316,11 +324,7 @@ class FeatureMachine(RuleBasedStateMachine):
     def roll_broker(self, data: st.DataObject) -> None:
         cmd = self.grammar.roll_broker(DrawChooser(data), self.ref)
         if self.step(cmd)["error"] == "NONE":
-            self.brokers.add(cmd["node"])
-            if KRAFT in self.ref.active_profile.features:
-                self.kraft_checked.add(cmd["node"])
-            else:
-                self.kraft_checked.discard(cmd["node"])
+            self._registered(cmd["node"])
         self.observe()
 
     @precondition(lambda self: self.can("unregister"))
@@ -386,7 +390,7 @@ class FeatureMachine(RuleBasedStateMachine):
             else:
                 if (fa, after.get("epoch")) != (fb, before.get("epoch")):
                     raise UNCHANGED.violated(f"a failed/validate-only update changed {fb}@{before.get('epoch')} "
-                                       f"to {fa}@{after.get('epoch')}")
+                                             f"to {fa}@{after.get('epoch')}")
         else:
             # The controller's epoch is where the features last changed (Kafka's FeaturesPublisher):
             # the end of this write's batch if it wrote a FeatureLevelRecord, else where it was.
@@ -471,8 +475,7 @@ class FeatureMachine(RuleBasedStateMachine):
         (a refused one leaves the cluster as it was)."""
         out = self.step(cmd)
         if out.get("error") == "NONE":
-            self.brokers, self.kraft_checked, self.obs = set(), set(), None
-            self.mv_lowered, self.kip1155_floor = False, False
+            self._new_cluster()
         self.observe()
         return out
 
@@ -513,9 +516,7 @@ class FeatureMachine(RuleBasedStateMachine):
                     self._update(cmd)
                 if self.ref.finalized_view().get(name, 0) == level:
                     # and back to 0 (deletion; kraft.version never goes down, KIP1022-UPD-03)
-                    self._update({"op": "update_features", "version": min(2, self.profile.behaviour[
-                        "update_features_max_version"]), "updates": [{"feature": name, "level": 0,
-                                                                      "upgrade_type": "SAFE_DOWNGRADE"}]})
+                    self._update(self.grammar.one_update(name, 0, "SAFE_DOWNGRADE"))
             elif kind == "snapshot-every-mv":
                 self._fresh(self.grammar.restore_at(item))
                 self.snapshot_reload()
@@ -533,11 +534,8 @@ class FeatureMachine(RuleBasedStateMachine):
                     if cmd is not None:
                         self._update(cmd)
                 # a level no release knows, and an upgrade type no client sends: both refused
-                version = min(2, self.profile.behaviour["update_features_max_version"])
-                self._update({"op": "update_features", "version": version, "updates": [
-                    {"feature": MV, "level": self.profile.mv_latest_testing + 1, "upgrade_type": "UPGRADE"}]})
-                self._update({"op": "update_features", "version": version, "updates": [
-                    {"feature": MV, "level": self.profile.mv_latest_production, "upgrade_type": "UNKNOWN"}]})
+                self._update(self.grammar.one_update(MV, self.profile.mv_latest_testing + 1, "UPGRADE"))
+                self._update(self.grammar.one_update(MV, self.profile.mv_latest_production, "UNKNOWN"))
                 home = self.grammar.names.index(self.profile.name)
                 if self.profile.behaviour["kip1155"] and self.can("register") and home:
                     # a controller registered on a release before KIP-1155: the downgrade falls back to
@@ -555,9 +553,7 @@ class FeatureMachine(RuleBasedStateMachine):
                 # the oldest cluster the release formats, then the level alone: its dependencies unmet
                 self._fresh({**self.grammar.fresh_format(),
                              "release_version": self.profile.mv_name(self.grammar.bootstrap_levels()[0])})
-                self._update({"op": "update_features", "version": min(2, self.profile.behaviour[
-                    "update_features_max_version"]), "updates": [{"feature": item[0], "level": item[1],
-                                                                  "upgrade_type": "UPGRADE"}]})
+                self._update(self.grammar.one_update(item[0], item[1], "UPGRADE"))
                 # the same level asked of format, explicitly (--feature): its dependencies are checked too
                 self._fresh({**self.grammar.fresh_format(), "features": [f"{item[0]}={item[1]}"],
                              "release_version": self.profile.mv_name(self.grammar.bootstrap_levels()[0])})
@@ -645,9 +641,7 @@ class FeatureMachine(RuleBasedStateMachine):
         if MV in ranges and self.can("update_features") and fin + 1 in self.profile.mv_levels:
             ranges[MV] = [min(ranges[MV][0], fin), fin]
             self.step({"op": "register", "role": "broker", "node": self.grammar.broker_ids[1], "ranges": ranges})
-            self._update({"op": "update_features", "version": min(2, self.profile.behaviour[
-                "update_features_max_version"]), "updates": [{"feature": MV, "level": fin + 1,
-                                                              "upgrade_type": "UPGRADE"}]})
+            self._update(self.grammar.one_update(MV, fin + 1, "UPGRADE"))
 
     def _kip1155_capable_edge(self) -> None:
         """KIP-1155: a downgrade needs every node to support the downgrade-capable metadata.version.  A
@@ -663,9 +657,7 @@ class FeatureMachine(RuleBasedStateMachine):
             ranges = {k: list(v) for k, v in self.profile.supported("broker").items() if k != KRAFT}
             ranges[MV] = [min(ranges[MV][0], levels[-1]), top]
             self.step({"op": "register", "role": "broker", "node": self.grammar.broker_ids[0], "ranges": ranges})
-            self._update({"op": "update_features", "version": min(2, self.profile.behaviour[
-                "update_features_max_version"]), "updates": [{"feature": MV, "level": below[-1],
-                                                              "upgrade_type": "SAFE_DOWNGRADE"}]})
+            self._update(self.grammar.one_update(MV, below[-1], "SAFE_DOWNGRADE"))
 
     def _standby_rollback(self) -> None:
         """Two controllers registered, the standby restarted on the release before, then metadata.version
@@ -681,8 +673,7 @@ class FeatureMachine(RuleBasedStateMachine):
         for node in (3000, 3001):
             self.step({"op": "register", "role": "controller", "node": node, "software": p.name})
         self.step({"op": "register", "role": "controller", "node": 3001, "software": names[home - 1]})
-        self._update({"op": "update_features", "version": min(2, p.behaviour["update_features_max_version"]),
-                      "updates": [{"feature": MV, "level": p.mv_latest_production, "upgrade_type": "UPGRADE"}]})
+        self._update(self.grammar.one_update(MV, p.mv_latest_production, "UPGRADE"))
 
     def _roll_old_bootstrap(self, *, upgrade: bool) -> None:
         """A cluster bootstrapped at the oldest metadata.version it can be, a broker of the release

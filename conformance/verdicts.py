@@ -19,7 +19,6 @@ CONFORMS, DOES_NOT_CONFORM, INPUT_ERRORS, NOTHING_CHECKED = (
 SUITE_VERDICTS = (CONFORMS, DOES_NOT_CONFORM, INPUT_ERRORS, NOTHING_CHECKED)
 # `kfc replay` judges a corpus, not a target's conformance: PASS / DIVERGED instead of the first two
 PASS, DIVERGED = "PASS", "DIVERGED"
-REPLAY_VERDICTS = (PASS, DIVERGED, INPUT_ERRORS, NOTHING_CHECKED)
 EXECUTED = ("passed", "failed", "unexpectedly-passed")  # test statuses that checked something
 
 

@@ -26,13 +26,14 @@ from typing import Any
 
 import pytest
 
+from conformance.verdicts import SUITE_VERDICTS
 from reference_impl import DEFAULT_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
 # The kfc command of this environment (as users run it), else the module.
 _SCRIPT = Path(sys.executable).parent / "kfc"
 KFC = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "kfc"]
-VERDICTS = ("CONFORMS", "DOES NOT CONFORM", "INPUT ERRORS", "NOTHING CHECKED")
+VERDICTS = SUITE_VERDICTS
 MUTANT = "negative-level-off-by-one"
 
 

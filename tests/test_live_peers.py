@@ -7,6 +7,7 @@ findings with rule ids and repro lines, tests per tier, exit 1 -- never a traceb
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -15,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from conformance.serving.process import ServeBroker
 
 ROOT = Path(__file__).resolve().parent.parent
 MIXED = ("--no-control", "--profile", "kafka-4.2", "--broker", "0=kafka-4.1", "--broker", "5=kafka-4.2",
@@ -70,24 +69,10 @@ def test_rdkafka_mock_cluster_findings(rdkafka_mock: str, tmp_path: Path, profil
 
 # -- a proxy that bends serve-broker's answers --------------------------------------------------------
 
-def _proxied(faults: set[str]) -> Any:
-    from tests.peers.wire_proxy import WireProxy
+def _proxied(faults: set[str]) -> contextlib.AbstractContextManager[str]:
+    from tests.peers.launch import proxied
 
-    class Proxied:
-        def __enter__(self) -> str:
-            self.sb = ServeBroker(*MIXED)
-            ports = {int(k): int(v) for k, v in self.sb.info["listeners"].items()}
-            self.px = WireProxy(ports, faults)
-            ctl = int(self.sb.info["controller"].rsplit(":", 1)[1])
-            # A generous timeout: two cores shared with other work must not turn slowness into findings.
-            return (f"kafka://127.0.0.1:{self.px.front(ports[0])}?controller=127.0.0.1:{self.px.front(ctl)}"
-                    "&timeout=30")
-
-        def __exit__(self, *exc: object) -> None:
-            self.px.close()
-            self.sb.stop()
-
-    return Proxied()
+    return proxied(MIXED, faults)
 
 
 def test_unknown_tagged_fields_are_skipped_and_a_trailing_byte_is_one_finding(tmp_path: Path) -> None:

@@ -81,8 +81,9 @@ def epoch_never_goes_back(target: Transport, node: NodeView) -> list[str]:
     now = again.get(before.version)
     if now is None:
         return [f"ApiVersions v{before.version} no longer answers with features"]
-    if now.epoch < before.epoch:
-        return [f"{problem} with no write in between" for problem in epoch_went_back(before.epoch, now.epoch)]
+    went_back = epoch_went_back(before.epoch, now.epoch)
+    if went_back:
+        return [f"{problem} with no write in between" for problem in went_back]
     if now.levels != before.levels and not node.catching_up:  # catching up: the levels arrive
         return [f"finalized levels changed from {before.levels} to {now.levels} with no write of the suite"]
     return []

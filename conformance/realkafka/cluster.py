@@ -108,12 +108,16 @@ def _at_least(release: Release, major: int, minor: int) -> bool:
     return (int(parts[0]), int(parts[1])) >= (major, minor)
 
 
-def check_quorum(version: str, quorum: str | None) -> None:
-    """A dynamic quorum on a release without KIP-853 is bad input, told before anything is fetched."""
-    parts = version.split(".")
-    if quorum == "dynamic" and parts[0].isdigit() and parts[1:2] and parts[1].isdigit() \
+def check_input(version: str | None, quorum: str | None, features: Iterable[str]) -> None:
+    """A cluster's bad input, told before anything is fetched: a dynamic quorum on a release without
+    KIP-853, a feature that is not FEATURE=LEVEL (an unparsable version is the fetch's to refuse)."""
+    parts = (version or "").split(".")
+    if quorum == "dynamic" and len(parts) > 1 and parts[0].isdigit() and parts[1].isdigit() \
             and (int(parts[0]), int(parts[1])) < (3, 9):
         raise ClusterError(f"Kafka {version} has no dynamic quorum (KIP-853 came in 3.9): use static voters")
+    for f in features:
+        if "=" not in f:
+            raise ClusterError(f"--feature {f}: expected FEATURE=LEVEL (like kraft.version=1)")
 
 
 def _free_ports(n: int) -> list[int]:
@@ -294,15 +298,12 @@ class KafkaCluster:
             quorum = "dynamic" if self.release.line >= 4 else "static"
         if quorum not in ("static", "dynamic"):
             raise ClusterError(f"quorum {quorum!r}: static or dynamic")
-        check_quorum(self.release.version, quorum)
+        self.features = ([f"{k}={v}" for k, v in features.items()] if isinstance(features, Mapping)
+                         else list(features))
+        check_input(self.release.version, quorum, self.features)
         self.combined, self.quorum = combined, quorum
         self.n_brokers, self.n_controllers = brokers, (brokers if combined else controllers)
         self.release_version = release_version
-        self.features = ([f"{k}={v}" for k, v in features.items()] if isinstance(features, Mapping)
-                         else list(features))
-        for f in self.features:
-            if "=" not in f:
-                raise ClusterError(f"--feature {f}: expected FEATURE=LEVEL (like kraft.version=1)")
         self.config = dict(config or {})
         self.timeout = timeout
         self.say = progress or (lambda _line: None)

