@@ -169,13 +169,14 @@ def kfc_capabilities(kfc_hello: dict[str, Any]) -> frozenset[str]:
     return frozenset(kfc_hello.get("capabilities") or ())
 
 
-@pytest.fixture(autouse=True)
-def _kfc_allure_labels(request: pytest.FixtureRequest) -> None:
-    rules = [r for m in request.node.iter_markers("kfc_rule") for r in m.args]
+def _rule_labels(item: pytest.Item) -> None:
+    """The rules a test checks, on its result and as Allure labels: in the set-up hook, not an autouse
+    fixture (a fixture per test costs a report container file each)."""
+    rules = [r for m in item.iter_markers("kfc_rule") for r in m.args]
     if not rules:
         return
     # Recorded before the test body: a test skipped there still says which rules it would check.
-    request.node.user_properties.append(("kfc_rules", rules))
+    item.user_properties.append(("kfc_rules", rules))
     try:
         import allure
     except ImportError:
@@ -201,6 +202,7 @@ def _live_target(config: pytest.Config) -> LiveTarget | None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    _rule_labels(item)
     live = _live_target(item.config)
     if live is not None:
         item.stash[REQUESTS_AT] = live.requests_sent

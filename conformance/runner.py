@@ -124,7 +124,11 @@ def suite_args(target: str, profile: str, hypothesis_profile: str, report: Path,
                workers: str | None = None, exitfirst: bool = False, extra: list[str] | None = None,
                select: str | None = None) -> list[str]:
     # no:unraisableexception: its clean-up collects garbage five times over, seconds after a big run
-    args = ["--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+    # The suite's own configuration, whatever directory kfc runs in: no ini file and no conftest.py of the
+    # project around it (run from this repository, its tests' conftest and settings would join the suite).
+    suite_dir = Path(__file__).resolve().parent / "suite"
+    args = ["-c", os.devnull, "--rootdir", str(suite_dir), "--noconftest",
+            "--pyargs", "conformance.suite", "-q", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "--kfc-target", target, "--kfc-profile", profile, "--hypothesis-profile", f"kfc-{hypothesis_profile}",
             "--kfc-report", str(report), "--alluredir", str(report / "allure-results"),
             "-o", "console_output_style=classic", "-rfE",

@@ -661,7 +661,8 @@ class FeatureMachine(RuleBasedStateMachine):
 
     def _standby_rollback(self) -> None:
         """Two controllers registered, the standby restarted on the release before, then metadata.version
-        raised to the latest production level: the standby's registration must hold it back."""
+        raised to the latest production level: the standby's registration must hold it back; then the
+        standby rolled forward again, and the upgrade goes through."""
         names, home = self.grammar.names, self.grammar.names.index(self.profile.name)
         if not home:
             return
@@ -673,6 +674,9 @@ class FeatureMachine(RuleBasedStateMachine):
         for node in (3000, 3001):
             self.step({"op": "register", "role": "controller", "node": node, "software": p.name})
         self.step({"op": "register", "role": "controller", "node": 3001, "software": names[home - 1]})
+        self._update(self.grammar.one_update(MV, p.mv_latest_production, "UPGRADE"))
+        # rolled forward again (a controller's rolling upgrade): the upgrade goes through
+        self.step({"op": "register", "role": "controller", "node": 3001, "software": p.name})
         self._update(self.grammar.one_update(MV, p.mv_latest_production, "UPGRADE"))
 
     def _roll_old_bootstrap(self, *, upgrade: bool) -> None:

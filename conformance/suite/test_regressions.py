@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from conformance.live.checks import example_precondition
 from conformance.plugin import live_context
 from conformance.session import Session
 from conformance.suite._support import (
@@ -32,6 +31,8 @@ def test_regression(request: pytest.FixtureRequest, trace_id: str, kfc_target: A
     if live is not None:
         whole = {"profile": trace["profile"],
                  "steps": [{"command": c} for c in trace.get("initial", [])] + list(trace["steps"])}
+        from conformance.live.checks import example_precondition  # imports the wire client: live runs only
+
         first, failed = example_precondition(whole, live, kfc_capabilities)
         if failed:
             pytest.skip(f"precondition: {failed}")
