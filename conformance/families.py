@@ -37,9 +37,17 @@ FAMILIES: dict[str, str] = {
     "snapshot-every-mv": "a snapshot taken and loaded at every metadata.version the release knows",
     "snapshot-below-bootstrap": "a snapshot taken and loaded below the bootstrap minimum (a cluster formatted by an "
                                 "old release, reached from restore_state)",
+    "register-every-version": "a broker registers with each BrokerRegistration version the controller accepts",
+    "register-without-mv": "a broker's registration omits metadata.version from its features",
+    "features-tool-release": "kafka-features upgrade and downgrade --release-version",
+    "coordinator-unknown-value-version": "each coordinator loads a record whose value version it does not know "
+                                         "(KIP-915)",
 }
 
 QUORUM_FLAGS = ("standalone", "initial_controllers", "no_initial_controllers")
+COORDINATORS = ("group", "transaction")
+RELEASE_FLAG_STYLES = ("4.0", "4.2")  # kafka-features styles with upgrade/downgrade --release-version
+UNKNOWN_VALUE_VERSION = 9  # a coordinator record value version no release writes (the grammar writes it)
 # static voters absent / true / false, each with no flag or one flag; and the flag pairs
 QUORUM_COMBOS: tuple[tuple[bool | None, tuple[str, ...]], ...] = (
     *((static, flags) for static in (None, True, False) for flags in ((), *((f,) for f in QUORUM_FLAGS))),
@@ -66,6 +74,12 @@ def instances(family: str, profile: Any) -> list[str] | None:
         return [str(lv) for lv in profile.mv_levels]
     if family == "snapshot-below-bootstrap":
         return [str(lv) for lv in profile.mv_levels if lv < profile.mv_minimum_bootstrap]
+    if family == "register-every-version":
+        return [str(v) for v in range(profile.behaviour["broker_registration_max_version"] + 1)]
+    if family == "features-tool-release":
+        return ["upgrade", "downgrade"]
+    if family == "coordinator-unknown-value-version":
+        return list(COORDINATORS)
     return None
 
 
@@ -98,6 +112,8 @@ def exists(family: str, profile: Any) -> bool:
         return profile.behaviour["format_style"] not in ("3.7", "3.8")  # the flags came with 3.9 (KIP-853)
     if family in ("every-feature-level", "snapshot-below-bootstrap"):
         return bool(instances(family, profile))
+    if family == "features-tool-release":
+        return profile.behaviour["features_tool_style"] in RELEASE_FLAG_STYLES  # --release-version came with 4.0
     return True
 
 
@@ -135,6 +151,16 @@ def observe(command: dict[str, Any], outcome: dict[str, Any], cluster: Any, befo
         if ok and role == "broker" and before.get("incarnation") is not None:
             same = command.get("incarnation") == before["incarnation"]
             found.add("reregister-same-process" if same else "reregister-new-process")
+        if role == "broker" and isinstance(outcome.get("version"), int) and outcome.get("rule") != "KIP584-REG-06":
+            # the controller judged a registration at this version (whatever it decided)
+            found.add(f"register-every-version:{outcome['version']}")
+        if role == "broker" and MV not in outcome.get("sent_features", {MV: None}):
+            found.add("register-without-mv")
+    elif op == "features_tool" and command.get("release_version") and command.get("action") in ("upgrade", "downgrade"):
+        found.add(f"features-tool-release:{command['action']}")
+    elif op == "load_coordinator" and any((r.get("value") or "")[:4] == f"{UNKNOWN_VALUE_VERSION:04x}"
+                                          for r in command.get("records") or []):
+        found.add(f"coordinator-unknown-value-version:{command.get('coordinator')}")
     elif op in ("snapshot", "load_snapshot") and ok:
         mv = cluster.image.metadata_version
         if op == "load_snapshot" and before.get("snapshot_mv") == mv:  # taken and loaded at one level

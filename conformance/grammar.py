@@ -14,6 +14,8 @@ from typing import Any, Protocol, TypeVar
 
 from reference_impl import KRAFT, MV, Cluster, Profile, load_profile, profile_names
 
+from .families import COORDINATORS, UNKNOWN_VALUE_VERSION
+
 T = TypeVar("T")
 
 UPGRADE_TYPES = ("UPGRADE", "SAFE_DOWNGRADE", "UNSAFE_DOWNGRADE", "UNKNOWN")  # drawing order (corpus bytes)
@@ -591,21 +593,26 @@ class Grammar:
 
     def load_coordinator(self, ch: Chooser, cluster: Cluster) -> tuple[dict[str, Any], str, list[Any]]:
         """A load of records a (possibly newer) release wrote: (command, writer release, raw records)."""
-        from reference_impl.coordinator import NewerWriter, sample_records
-
-        coordinator = ch.pick(("group", "transaction"), "coordinator")
+        coordinator = ch.pick(COORDINATORS, "coordinator")
         writer = self.software(ch)
         seed = ch.integer(0, (1 << 16) - 1, "records seed")
-        raw = NewerWriter(writer, seed).write(coordinator, sample_records(coordinator, seed),
-                                              unknown_tags=seed % 3, future_keys=seed % 2)
-        if seed % 5 == 0 and raw[0][1] is not None:
-            # A value version newer than any release knows (KIP-915: older loaders must cope).
-            raw[0] = (raw[0][0], (9).to_bytes(2, "big") + raw[0][1][2:])
-        cmd: dict[str, Any] = {"op": "load_coordinator", "coordinator": coordinator,
-                               "records": [{"key": k.hex(), "value": None if v is None else v.hex()} for k, v in raw]}
+        cmd, raw = self.coordinator_load(coordinator, writer, seed, unknown_value_version=seed % 5 == 0)
         if cluster.image.brokers and ch.chance(0.3, "on a broker"):
             cmd["node"] = ch.pick(sorted(cluster.image.brokers), "broker")
         return cmd, writer, raw
+
+    def coordinator_load(self, coordinator: str, writer: str, seed: int, *,
+                         unknown_value_version: bool = False) -> tuple[dict[str, Any], list[Any]]:
+        """A load of `writer`'s records (seeded): (command, raw records)."""
+        from reference_impl.coordinator import NewerWriter, sample_records
+
+        raw = NewerWriter(writer, seed).write(coordinator, sample_records(coordinator, seed),
+                                              unknown_tags=seed % 3, future_keys=seed % 2)
+        if unknown_value_version and raw[0][1] is not None:
+            # A value version newer than any release knows (KIP-915: older loaders must cope).
+            raw[0] = (raw[0][0], UNKNOWN_VALUE_VERSION.to_bytes(2, "big") + raw[0][1][2:])
+        return ({"op": "load_coordinator", "coordinator": coordinator,
+                 "records": [{"key": k.hex(), "value": None if v is None else v.hex()} for k, v in raw]}, raw)
 
     # -- probes and tools -------------------------------------------------------------------------
     def api_versions(self, ch: Chooser, cluster: Cluster, op: str = "api_versions") -> dict[str, Any]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import random
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,7 @@ from reference_impl import load_profile, profile_names
 
 from . import families, hypothesis_profiles
 from ._hypothesis_seam import without_local_constants
-from .grammar import KRAFT, MV, PAYLOADS, DrawChooser, Grammar
+from .grammar import KRAFT, MV, PAYLOADS, Chooser, DrawChooser, Grammar, RandomChooser
 from .invariants import (
     DEPENDENCIES,
     DOWNGRADE_TYPE,
@@ -71,7 +72,9 @@ GENERATED_OPS = {"format", "register", "unregister", "update_features", "describ
                  "features_tool", "add_metadata", "snapshot", "load_snapshot", "load_coordinator",
                  "version_mapping", "feature_dependencies"}
 FAMILIES = {"KIP584", "KIP778", "KIP919", "KIP1022"}
-DIRECTED_PART = 8  # a directed family longer than this is walked a third at a time
+DIRECTED_PART = 8  # a directed family longer than this is walked half at a time
+WALKS_PER_EXAMPLE = 2  # directed walks in one random example (each is tens of steps; the tour walks them all)
+TOUR_SEED = 20261128
 
 
 class Run:
@@ -95,6 +98,9 @@ class Run:
 
     def execute(self, hypothesis_profile: str, variant: int = 0) -> None:
         name = hypothesis_profiles.resolve(hypothesis_profile)
+        if self.live is None:
+            # The directed walks' tour first: seeded draws, so every run reaches the same families.
+            self.machine()().tour(RandomChooser(random.Random(TOUR_SEED + variant)))
         # Hypothesis derives a derandomized run's seed from the factory's source; a partial has none,
         # so editing the machine does not reshuffle the kfc-ci run (`variant` picks another seed).
         factory = functools.partial(self.machine(), **({"variant": variant} if variant else {}))
@@ -123,6 +129,7 @@ class FeatureMachine(RuleBasedStateMachine):
         self.obs: dict[str, Any] | None = None
         self.mv_lowered = False  # release profiles do not re-check dependencies when MV goes down
         self.kip1155_floor = False
+        self.walks = 0  # directed walks so far in this example
 
     # -- helpers ----------------------------------------------------------------------------------
     def can(self, op: str) -> bool:
@@ -272,7 +279,7 @@ class FeatureMachine(RuleBasedStateMachine):
         self.brokers, self.kraft_checked, self.obs = set(), set(), None
         self.mv_lowered, self.kip1155_floor = False, False
 
-    def _format(self, ch: DrawChooser) -> None:
+    def _format(self, ch: Chooser) -> None:
         if self.step(self.grammar.format(ch))["error"] != "NONE":
             self.step(self.grammar.format(ch, valid=True))
         self._new_cluster()
@@ -444,6 +451,11 @@ class FeatureMachine(RuleBasedStateMachine):
                               f"{snap['snapshot']['end_offset']}")
 
     # -- directed scenarios --------------------------------------------------------------------------
+    def _may_walk(self, kind: str) -> bool:
+        """A directed walk of this kind may start: not on a live cluster, and at most WALKS_PER_EXAMPLE
+        per example, so that most of the ci walk's steps stay random (the walks are long)."""
+        return not self.live and self.walks < WALKS_PER_EXAMPLE and kind in self._directed_kinds()
+
     def _directed_kinds(self) -> list[str]:
         """The families of several instances this target can walk (conformance.families.instances)."""
         kinds = []
@@ -468,7 +480,20 @@ class FeatureMachine(RuleBasedStateMachine):
         if {"format", "register", "api_versions"} <= self.run.capabilities and \
                 families.exists("kraft1-read-broker", self.profile):
             kinds.append("kraft1-read-broker")
+        if self._edges():
+            kinds.append("edges")
         return kinds
+
+    def _edges(self) -> list[str]:
+        """Families one or two requests reach, walked together (one rule: the rules share the ci walk)."""
+        edges = []
+        if self.can("format") and self.can("register"):
+            edges.append("register-every-version")
+        if self.can("format") and self.can("features_tool") and families.exists("features-tool-release", self.profile):
+            edges.append("features-tool-release")
+        if self.can("load_coordinator"):
+            edges += [f"coordinator-unknown-value-version:{c}" for c in families.COORDINATORS]
+        return edges
 
     def _fresh(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """A step that starts a new cluster (format, restore_state): the machine's bookkeeping restarts
@@ -479,32 +504,54 @@ class FeatureMachine(RuleBasedStateMachine):
         self.observe()
         return out
 
+    def _items(self, kind: str) -> list[Any]:
+        """The instances a directed walk of this kind goes through."""
+        if kind == "format-quorum-flags":
+            return list(families.QUORUM_COMBOS)
+        if kind == "every-feature-level":
+            return [tuple(i.split("=")) for i in families.instances(kind, self.profile) or []]
+        if kind == "snapshot-every-mv":
+            return list(self.profile.mv_levels)
+        if kind == "edges":
+            return self._edges()
+        if kind in ("unmet-dependencies", "feature-dependencies"):
+            return [(name, lv) for name in self.profile.production_features
+                    for lv, level in sorted(self.profile.features[name].levels.items())
+                    if lv and (level.dependencies or kind == "feature-dependencies")]
+        return [True, False] if kind in ("reregister", "rolling") else [None]
+
+    @staticmethod
+    def _part_size(items: list[Any]) -> int:
+        """A long family goes half at a time."""
+        return len(items) if len(items) <= DIRECTED_PART else -(-len(items) // 2)
+
+    def tour(self, ch: Chooser) -> None:
+        """Every directed walk, every part of it once, in a row: what the ci run reaches whatever
+        Hypothesis draws (Run.execute walks it before the random examples)."""
+        self._format(ch)
+        for kind in self._directed_kinds():
+            items = self._items(kind)
+            for part in range(-(-len(items) // self._part_size(items)) if items else 0):
+                self._walk(kind, ch, part)
+
     def _directed(self, kind: str, data: st.DataObject) -> None:
+        """A directed walk drawn by Hypothesis (one rule per kind, below), within a random example."""
+        self.walks += 1
+        self._walk(kind, DrawChooser(data))
+
+    def _walk(self, kind: str, ch: Chooser, part: int | None = None) -> None:
         """A few instances of one family that random draws rarely reach (static voters with each quorum
         flag, a feature at each level, re-registrations, snapshots at every metadata.version, …), in a
-        row; then a fresh cluster as after a reformat.  One Hypothesis rule per kind (below): its rule
-        selection, unlike one draw among the kinds, reaches every kind in a ci run."""
-        ch = DrawChooser(data)
-        items: list[Any]
-        if kind == "format-quorum-flags":
-            items = list(families.QUORUM_COMBOS)
-        elif kind == "every-feature-level":
-            items = [tuple(i.split("=")) for i in families.instances(kind, self.profile) or []]
-        elif kind == "snapshot-every-mv":
-            items = list(self.profile.mv_levels)
-        elif kind in ("unmet-dependencies", "feature-dependencies"):
-            items = [(name, lv) for name in self.profile.production_features
-                     for lv, level in sorted(self.profile.features[name].levels.items())
-                     if lv and (level.dependencies or kind == "feature-dependencies")]
-        else:
-            items = [True, False] if kind in ("reregister", "rolling") else [None]
+        row; then a fresh cluster as after a reformat.  `part`: which part of a long family (drawn when
+        None, shifted by how far this example has walked: the same on every replay)."""
+        items = self._items(kind)
         if not items:
             return
-        # A long family goes a third at a time: the part is drawn, shifted by how far this example has
-        # walked (the same on every replay), so that the parts come up evenly across a ci run.
-        size = len(items) if len(items) <= DIRECTED_PART else -(-len(items) // 3)
+        size = self._part_size(items)
         parts = -(-len(items) // size)
-        part = (ch.integer(0, parts - 1, "part") + len(self.session.engine.steps)) % parts
+        if part is None:
+            part = (ch.integer(0, parts - 1, "part") + len(self.session.engine.steps)) % parts
+        item: Any  # one instance: its type is the family's
         for item in items[part * size:(part + 1) * size]:
             if kind == "format-quorum-flags":
                 self.step(self.grammar.quorum_format(*item))
@@ -561,6 +608,14 @@ class FeatureMachine(RuleBasedStateMachine):
                 self.step({"op": "feature_dependencies", "features": [f"{item[0]}={item[1]}"]})
             elif kind == "registration-above-range":
                 self._register_above_range()
+            elif kind == "edges" and item == "register-every-version":
+                self._register_every_version()
+            elif kind == "edges" and item == "features-tool-release":
+                self._features_tool_release()
+            elif kind == "edges":
+                # the release's own records, one value at a version no release writes
+                coordinator = item.split(":")[1]
+                self.step(self.grammar.coordinator_load(coordinator, self.profile.name, 5, unknown_value_version=True)[0])
             elif kind == "standby-rollback":
                 self._standby_rollback()
             else:
@@ -570,60 +625,89 @@ class FeatureMachine(RuleBasedStateMachine):
                 self.step({"op": "api_versions", "node": self.grammar.broker_ids[0]})
         self._format(ch)
 
-    @precondition(lambda self: not self.live and "format-quorum-flags" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("format-quorum-flags"))
     @rule(data=st.data())
     def directed_format_quorum_flags(self, data: st.DataObject) -> None:
         self._directed("format-quorum-flags", data)
 
-    @precondition(lambda self: not self.live and "every-feature-level" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("every-feature-level"))
     @rule(data=st.data())
     def directed_every_feature_level(self, data: st.DataObject) -> None:
         self._directed("every-feature-level", data)
 
-    @precondition(lambda self: not self.live and "reregister" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("reregister"))
     @rule(data=st.data())
     def directed_reregister(self, data: st.DataObject) -> None:
         self._directed("reregister", data)
 
-    @precondition(lambda self: not self.live and "rolling" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("rolling"))
     @rule(data=st.data())
     def directed_rolling(self, data: st.DataObject) -> None:
         self._directed("rolling", data)
 
-    @precondition(lambda self: not self.live and "mv-downgrade" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("mv-downgrade"))
     @rule(data=st.data())
     def directed_mv_downgrade(self, data: st.DataObject) -> None:
         self._directed("mv-downgrade", data)
 
-    @precondition(lambda self: not self.live and "unmet-dependencies" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("unmet-dependencies"))
     @rule(data=st.data())
     def directed_unmet_dependencies(self, data: st.DataObject) -> None:
         self._directed("unmet-dependencies", data)
 
-    @precondition(lambda self: not self.live and "standby-rollback" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("standby-rollback"))
     @rule(data=st.data())
     def directed_standby_rollback(self, data: st.DataObject) -> None:
         self._directed("standby-rollback", data)
 
-    @precondition(lambda self: not self.live and "registration-above-range" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("registration-above-range"))
     @rule(data=st.data())
     def directed_registration_above_range(self, data: st.DataObject) -> None:
         self._directed("registration-above-range", data)
 
-    @precondition(lambda self: not self.live and "feature-dependencies" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("feature-dependencies"))
     @rule(data=st.data())
     def directed_feature_dependencies(self, data: st.DataObject) -> None:
         self._directed("feature-dependencies", data)
 
-    @precondition(lambda self: not self.live and "snapshot-every-mv" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("snapshot-every-mv"))
     @rule(data=st.data())
     def directed_snapshot_every_mv(self, data: st.DataObject) -> None:
         self._directed("snapshot-every-mv", data)
 
-    @precondition(lambda self: not self.live and "kraft1-read-broker" in self._directed_kinds())
+    @precondition(lambda self: self._may_walk("kraft1-read-broker"))
     @rule(data=st.data())
     def directed_kraft1_read_broker(self, data: st.DataObject) -> None:
         self._directed("kraft1-read-broker", data)
+
+    @precondition(lambda self: self._may_walk("edges"))
+    @rule(data=st.data())
+    def directed_edges(self, data: st.DataObject) -> None:
+        self._directed("edges", data)
+
+    def _register_every_version(self) -> None:
+        """A broker registers with each BrokerRegistration version the controller accepts (v3 leaves
+        min-0 ranges out: a finalized feature it no longer mentions), then a third-party broker whose
+        features omit metadata.version."""
+        self._fresh(self.grammar.fresh_format())
+        b1, b2 = self.grammar.broker_ids[:2]
+        for version in range(self.profile.behaviour["broker_registration_max_version"] + 1):
+            self.step({"op": "register", "role": "broker", "node": b1, "software": self.profile.name,
+                       "version": version})
+        ranges = {k: list(v) for k, v in self.profile.supported("broker").items() if k not in (MV, KRAFT)}
+        self.step({"op": "register", "role": "broker", "node": b2, "ranges": ranges})
+        self.observe()
+
+    def _features_tool_release(self) -> None:
+        """kafka-features upgrade --release-version from the oldest cluster the release formats to its
+        latest production level, and downgrade --release-version back."""
+        oldest = self.profile.mv_name(self.grammar.bootstrap_levels()[0])
+        self._fresh({**self.grammar.fresh_format(), "release_version": oldest})
+        self.step({"op": "features_tool", "action": "upgrade",
+                   "release_version": self.profile.mv_name(self.profile.mv_latest_production)})
+        self.observe()
+        self.step({"op": "features_tool", "action": "downgrade", "release_version": oldest})
+        self.observe()
 
     def _register_above_range(self) -> None:
         """A third-party broker whose metadata.version range starts above the finalized level: refused
