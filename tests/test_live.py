@@ -19,9 +19,7 @@ import pytest
 
 from conformance.serving.process import ServeBroker
 from reference_impl import Cluster
-
-MIXED = ("--no-control", "--profile", "kafka-4.2", "--broker", "0=kafka-4.1", "--broker", "5=kafka-4.2",
-         "--controller", "7=kafka-4.2")
+from tests.peers.launch import MIXED
 
 
 def _kfc(*args: str, timeout: float = 240, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -18,8 +18,6 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MIXED = ("--no-control", "--profile", "kafka-4.2", "--broker", "0=kafka-4.1", "--broker", "5=kafka-4.2",
-         "--controller", "7=kafka-4.2")
 
 
 def _kfc(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -70,7 +68,7 @@ def test_rdkafka_mock_cluster_findings(rdkafka_mock: str, tmp_path: Path, profil
 # -- a proxy that bends serve-broker's answers --------------------------------------------------------
 
 def _proxied(faults: set[str]) -> contextlib.AbstractContextManager[str]:
-    from tests.peers.launch import proxied
+    from tests.peers.launch import MIXED, proxied
 
     return proxied(MIXED, faults)
 

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+# serve-broker without control, nodes of two releases: the live tests' and the benchmark's cluster
+MIXED = ("--no-control", "--profile", "kafka-4.2", "--broker", "0=kafka-4.1", "--broker", "5=kafka-4.2",
+         "--controller", "7=kafka-4.2")
 
 
 class PeerError(RuntimeError):
