@@ -99,13 +99,24 @@ class Run:
     def execute(self, hypothesis_profile: str, variant: int = 0) -> None:
         name = hypothesis_profiles.resolve(hypothesis_profile)
         if self.live is None:
-            # The directed walks' tour first: seeded draws, so every run reaches the same families.
-            self.machine()().tour(RandomChooser(random.Random(TOUR_SEED + variant)))
+            self.tour(variant)
         # Hypothesis derives a derandomized run's seed from the factory's source; a partial has none,
         # so editing the machine does not reshuffle the kfc-ci run (`variant` picks another seed).
         factory = functools.partial(self.machine(), **({"variant": variant} if variant else {}))
         with without_local_constants(name == hypothesis_profiles.DEFAULT), _collector_ignoring_what_lives_now():
             run_state_machine_as_test(factory, settings=settings.get_profile(name))  # type: ignore[arg-type]  # any factory
+
+
+    def tour(self, variant: int = 0) -> None:
+        """Every part of every directed walk once, before the random examples, with seeded draws: the
+        families the walks reach are reached by every run, whatever Hypothesis draws.  Each part on a
+        machine (and trace) of its own, from a fresh format: a divergence's trace is that part only."""
+        rng = random.Random(TOUR_SEED + variant)
+        machine = self.machine()
+        for kind, part in machine().tour_parts():
+            walker, ch = machine(), RandomChooser(rng)
+            walker._format(ch)
+            walker.walk(kind, ch, part)
 
 
 class FeatureMachine(RuleBasedStateMachine):
@@ -525,21 +536,20 @@ class FeatureMachine(RuleBasedStateMachine):
         """A long family goes half at a time."""
         return len(items) if len(items) <= DIRECTED_PART else -(-len(items) // 2)
 
-    def tour(self, ch: Chooser) -> None:
-        """Every directed walk, every part of it once, in a row: what the ci run reaches whatever
-        Hypothesis draws (Run.execute walks it before the random examples)."""
-        self._format(ch)
+    def tour_parts(self) -> list[tuple[str, int]]:
+        """Every directed walk and every part of it (Run.tour walks each once)."""
+        parts = []
         for kind in self._directed_kinds():
             items = self._items(kind)
-            for part in range(-(-len(items) // self._part_size(items)) if items else 0):
-                self._walk(kind, ch, part)
+            parts += [(kind, part) for part in range(-(-len(items) // self._part_size(items)) if items else 0)]
+        return parts
 
     def _directed(self, kind: str, data: st.DataObject) -> None:
         """A directed walk drawn by Hypothesis (one rule per kind, below), within a random example."""
         self.walks += 1
-        self._walk(kind, DrawChooser(data))
+        self.walk(kind, DrawChooser(data))
 
-    def _walk(self, kind: str, ch: Chooser, part: int | None = None) -> None:
+    def walk(self, kind: str, ch: Chooser, part: int | None = None) -> None:
         """A few instances of one family that random draws rarely reach (static voters with each quorum
         flag, a feature at each level, re-registrations, snapshots at every metadata.version, …), in a
         row; then a fresh cluster as after a reformat.  `part`: which part of a long family (drawn when
