@@ -20,9 +20,11 @@ import contextlib
 import gc
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import Any
 
 RETRY_SECONDS = 0.05  # an interrupt that could not be raised is tried again this much later
 REDELIVER_SECONDS = 0.5  # raised, but the armed block is still running: raised again
@@ -52,6 +54,7 @@ class Trap:
         self._watcher: threading.Thread | None = None
         self._stop = threading.Event()
         self._work_done = threading.Event()
+        self._previous_hook: Callable[[Any], object] = sys.unraisablehook
 
     # -- the handler: a flag, a byte, maybe a raise -------------------------------------------------
 
@@ -123,8 +126,19 @@ class Trap:
         self._watcher.start()
         for sig in self.signals:
             self._previous[sig] = signal.signal(sig, self._handler)
+        self._previous_hook = sys.unraisablehook
+        sys.unraisablehook = self._unraisable
         self._armed = True
         return True
+
+    def _unraisable(self, unraisable: Any) -> None:
+        """An interrupt raised where Python cannot raise it (a weakref callback: WeakSet, importlib's
+        module locks) is reported as unraisable, "Exception ignored in …" and a traceback; the watcher
+        delivers it again, so it is dropped here.  Anything else goes to the previous hook."""
+        exc_type = unraisable.exc_type
+        if self.pressed and exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            return
+        self._previous_hook(unraisable)
 
     def disarm(self) -> None:
         """Stop the watcher (it delivers nothing after this) and put the previous handlers back."""
@@ -144,6 +158,8 @@ class Trap:
             for sig, previous in self._previous.items():
                 signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
             self._previous.clear()
+            if sys.unraisablehook == self._unraisable:
+                sys.unraisablehook = self._previous_hook
             for fd in self._pipe:
                 with contextlib.suppress(OSError):
                     os.close(fd)

@@ -219,6 +219,18 @@ def _without_pyspark_sigint_handler() -> Iterator[None]:
         module.signal = signal  # type: ignore[attr-defined]
 
 
+
+@contextlib.contextmanager
+def _python_tempdir(path: Path) -> Iterator[None]:
+    """Python's temporary files inside the run's directory while Spark starts: pyspark's gateway
+    launch makes its connection-file directory with tempfile, and a Ctrl-C at the wrong moment would
+    leave it behind; inside the run's directory it goes with it."""
+    saved, tempfile.tempdir = tempfile.tempdir, str(path)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved
+
 class _Py4JNoiseOnInterrupt(logging.Filter):
     """py4j logs a KeyboardInterrupt in a call to the JVM (and each call to the JVM the watcher has
     killed) with a traceback, through the root logger: dropped once the run is interrupted.  In
@@ -312,11 +324,12 @@ class SparkRun:
             raise SparkJobError("a SparkContext is already running in this process; stop it or pass spark=")
         t0 = time.perf_counter()
         self._interrupted = False
-        self.run_dir = Path(tempfile.mkdtemp(prefix="kfc-spark-"))
         try:
             self._trap.arm()
+            with self._trap.holding():  # no interrupt between making the run's directory and noting it
+                self.run_dir = Path(tempfile.mkdtemp(prefix="kfc-spark-"))
             self._py4j_noise.install()
-            with self.interrupt_guard():
+            with self.interrupt_guard(), _python_tempdir(self.run_dir):
                 self._start(submitted)
         except BaseException:
             self.stop()
@@ -510,9 +523,10 @@ class SparkRun:
                 self._forget_pyspark()
             for key in list(self._saved_env):
                 self._restore(key)
-            if self.run_dir is not None:
-                shutil.rmtree(self.run_dir, ignore_errors=True)
-                self.run_dir = None
+            with self._trap.holding():  # removed whole, never cut short by a second Ctrl-C
+                if self.run_dir is not None:
+                    shutil.rmtree(self.run_dir, ignore_errors=True)
+                    self.run_dir = None
         finally:
             self._trap.disarm()
             self._py4j_noise.remove()
