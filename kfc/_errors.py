@@ -3,11 +3,14 @@ Ctrl-C is one line, "interrupted", and exit code 130."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import gc
+import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -51,13 +54,13 @@ def interruptible(f: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _interrupted() -> NoReturn:
+def _interrupted() -> int:
     # On a terminal the ^C echo is still on the current line: start a new one.
     click.echo(("\n" if sys.stderr.isatty() else "") + "interrupted", err=True)
-    sys.exit(INTERRUPTED)
+    return INTERRUPTED
 
 
-def run_one_line(command: Any, *args: Any, **kwargs: Any) -> None:
+def run_one_line(command: Any, *args: Any, **kwargs: Any) -> NoReturn:
     kwargs["standalone_mode"] = False
     from . import PROGRAM, _interrupted_at_once
 
@@ -65,13 +68,16 @@ def run_one_line(command: Any, *args: Any, **kwargs: Any) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # started: interrupts are the command's
     try:
         rv = command.main(*args, **kwargs)
+        code = rv if isinstance(rv, int) else 0
+    except SystemExit as e:
+        code = _exit_code(e)
     except Interrupted:
-        _interrupted()
+        code = _interrupted()
     except click.ClickException as e:
         click.echo(f"error: {e.format_message()}", err=True)
-        sys.exit(1)
+        code = 1
     except (click.exceptions.Abort, KeyboardInterrupt):
-        _interrupted()
+        code = _interrupted()
     except Exception as e:
         from reference_impl import InputError  # lazily: `kfc --help` loads no reference
 
@@ -79,11 +85,34 @@ def run_one_line(command: Any, *args: Any, **kwargs: Any) -> None:
             raise
         # Bad input that reached the reference (a broken profile file, …): one line, not a traceback.
         click.echo(f"error: {e}", err=True)
-        sys.exit(1)
+        code = 1
     finally:
         if PROGRAM:
             _ending()
-    sys.exit(rv if isinstance(rv, int) else 0)
+    _leave(code, fast=PROGRAM)
+
+
+def _exit_code(e: SystemExit) -> int:
+    if e.code is None or isinstance(e.code, int):
+        return int(e.code or 0)
+    click.echo(str(e.code), err=True)  # as the interpreter does with sys.exit("text")
+    return 1
+
+
+def _leave(code: int, *, fast: bool) -> NoReturn:
+    """Exit with `code`.  The kfc program (`fast`) runs the exit handlers, flushes its streams and
+    leaves without the interpreter's finalization: a Ctrl-C landing there was lost (exit 0) or, once
+    Python had put the default handler back, killed the process without a word (-2), and it took up
+    to half a second after a big run.  Until the exit the handler says "interrupted", exit 130.
+    Imported as a library (click's test runner), or with threads still to join: SystemExit."""
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if fast and not others and threading.current_thread() is threading.main_thread():
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed pipe: nothing more to say
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def _ending() -> None:

@@ -195,6 +195,24 @@ def test_a_spark_start_cut_short_leaves_no_temporary_directory(tmp_path: Path, m
     assert list(tmp_path.iterdir()) == []
 
 
+def test_once_the_command_has_ended_no_interpreter_finalization_runs(tmp_path: Path) -> None:
+    # A Ctrl-C during the interpreter's finalization was lost (exit 0; 1 of 200 in the benchmark) or,
+    # once Python had put the default handler back, killed kfc without a word (exit -2; 1 of 112):
+    # kfc runs the exit handlers, flushes and leaves, with its one-line handler in place to the end.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('exit handlers ran\\n'))\n"
+        "class Probe:\n"
+        "    def __del__(self):\n"
+        "        sys.stderr.write('finalized\\n')\n"
+        "sys.modules['kfc_finalization_probe'] = Probe()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    out = subprocess.run([sys.executable, "-m", "kfc", "--version"], env=env, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert out.returncode == 0 and out.stdout.startswith("kfc ")
+    assert out.stderr.splitlines() == ["exit handlers ran"]  # and no "finalized"
+
+
 def test_a_nested_trap_tells_the_outer_one() -> None:
     outer, inner = Trap(), Trap()
     assert outer.arm()
