@@ -106,7 +106,6 @@ class Run:
         with without_local_constants(name == hypothesis_profiles.DEFAULT), _collector_ignoring_what_lives_now():
             run_state_machine_as_test(factory, settings=settings.get_profile(name))  # type: ignore[arg-type]  # any factory
 
-
     def tour(self, variant: int = 0) -> None:
         """Every part of every directed walk once, before the random examples, with seeded draws: the
         families the walks reach are reached by every run, whatever Hypothesis draws.  Each part on a
@@ -114,9 +113,7 @@ class Run:
         rng = random.Random(TOUR_SEED + variant)
         machine = self.machine()
         for kind, part in machine().tour_parts():
-            walker, ch = machine(), RandomChooser(rng)
-            walker._format(ch)
-            walker.walk(kind, ch, part)
+            machine().tour_walk(kind, part, RandomChooser(rng))
 
 
 class FeatureMachine(RuleBasedStateMachine):
@@ -536,13 +533,17 @@ class FeatureMachine(RuleBasedStateMachine):
         """A long family goes half at a time."""
         return len(items) if len(items) <= DIRECTED_PART else -(-len(items) // 2)
 
+    def _parts(self, items: list[Any]) -> int:
+        return -(-len(items) // self._part_size(items)) if items else 0
+
     def tour_parts(self) -> list[tuple[str, int]]:
         """Every directed walk and every part of it (Run.tour walks each once)."""
-        parts = []
-        for kind in self._directed_kinds():
-            items = self._items(kind)
-            parts += [(kind, part) for part in range(-(-len(items) // self._part_size(items)) if items else 0)]
-        return parts
+        return [(kind, part) for kind in self._directed_kinds() for part in range(self._parts(self._items(kind)))]
+
+    def tour_walk(self, kind: str, part: int, ch: Chooser) -> None:
+        """One part of the tour: a fresh cluster, then the walk."""
+        self._format(ch)
+        self.walk(kind, ch, part)
 
     def _directed(self, kind: str, data: st.DataObject) -> None:
         """A directed walk drawn by Hypothesis (one rule per kind, below), within a random example."""
@@ -557,8 +558,7 @@ class FeatureMachine(RuleBasedStateMachine):
         items = self._items(kind)
         if not items:
             return
-        size = self._part_size(items)
-        parts = -(-len(items) // size)
+        size, parts = self._part_size(items), self._parts(items)
         if part is None:
             part = (ch.integer(0, parts - 1, "part") + len(self.session.engine.steps)) % parts
         item: Any  # one instance: its type is the family's
