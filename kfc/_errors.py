@@ -104,9 +104,11 @@ def _leave(code: int, *, fast: bool) -> NoReturn:
     leaves without the interpreter's finalization: a Ctrl-C landing there was lost (exit 0) or, once
     Python had put the default handler back, killed the process without a word (-2), and it took up
     to half a second after a big run.  Until the exit the handler says "interrupted", exit 130.
-    Imported as a library (click's test runner), or with threads still to join: SystemExit."""
+    Imported as a library (click's test runner), with threads still to join, or under a profiler or
+    tracer (cProfile, coverage: they write their data after the program returns): SystemExit."""
     others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    if fast and not others and threading.current_thread() is threading.main_thread():
+    watched = sys.getprofile() is not None or sys.gettrace() is not None
+    if fast and not others and not watched and threading.current_thread() is threading.main_thread():
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed pipe: nothing more to say
