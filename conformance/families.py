@@ -154,7 +154,7 @@ def observe(command: dict[str, Any], outcome: dict[str, Any], cluster: Any, befo
         if role == "broker" and isinstance(outcome.get("version"), int) and outcome.get("rule") != "KIP584-REG-06":
             # the controller judged a registration at this version (whatever it decided)
             found.add(f"register-every-version:{outcome['version']}")
-        if role == "broker" and MV not in outcome.get("sent_features", {MV: None}):
+        if role == "broker" and "sent_features" in outcome and MV not in outcome["sent_features"]:
             found.add("register-without-mv")
     elif op == "features_tool" and command.get("release_version") and command.get("action") in ("upgrade", "downgrade"):
         found.add(f"features-tool-release:{command['action']}")
